@@ -1,0 +1,34 @@
+//! Command-line interface: one file per subcommand.
+
+mod board;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Endgame databases, perfect play and an engine for nine men's morris.
+#[derive(Parser)]
+#[command(name = "millbase", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show a position as a board diagram.
+    Show(board::ShowArgs),
+    /// List the legal plies of a position.
+    Moves(board::MovesArgs),
+    /// Count ply sequences to a depth (move-generation check and speed).
+    Perft(board::PerftArgs),
+}
+
+/// Parses the command line and runs the subcommand.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Show(a) => board::show(a),
+        Command::Moves(a) => board::moves(a),
+        Command::Perft(a) => board::perft(a),
+    }
+}

@@ -1,0 +1,223 @@
+//! Sanmill's FEN (see `PROTOCOL.md`): the position format mill software shares.
+//!
+//! The board field lists points ring by ring (inner, middle, outer), each clockwise
+//! from twelve o'clock: exactly millbase's point numbering, so the board string is
+//! the point list itself.
+
+use crate::position::{Color, Phase, Position, PositionError};
+use crate::rules::Rules;
+
+/// The move counters a FEN carries besides the position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Plies since the last removal (field 16).
+    pub plies_since_removal: u32,
+    /// Full-move number, starting at 1 (field 17).
+    pub fullmove: u32,
+}
+
+/// Why a FEN was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FenError {
+    /// Too few fields.
+    #[error("a FEN has 17 fields, this one has {0}")]
+    Fields(usize),
+    /// The board field is malformed.
+    #[error("FEN board '{0}' must be three rings of 8 characters from O, @, * separated by /")]
+    Board(String),
+    /// A field has a bad value.
+    #[error("FEN field {field} ({name}) is '{value}': {expected}")]
+    Field {
+        /// 1-based field number.
+        field: usize,
+        /// What the field means.
+        name: &'static str,
+        /// The text found.
+        value: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// The counts do not match the board.
+    #[error("FEN says {side} has {said} stones on the board, the board shows {seen}")]
+    Count {
+        /// The side.
+        side: &'static str,
+        /// The count in the FEN.
+        said: u32,
+        /// The count on the board.
+        seen: u32,
+    },
+    /// The position cannot occur.
+    #[error("impossible position: {0}")]
+    Impossible(#[from] PositionError),
+}
+
+/// Number of fields of a FEN, without extension tokens.
+pub const FIELDS: usize = 17;
+
+/// Reads a FEN (17 fields, optional extension tokens such as `ids:nodes`).
+pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError> {
+    let f: Vec<&str> = text.split_whitespace().collect();
+    if f.len() < FIELDS {
+        return Err(FenError::Fields(f.len()));
+    }
+    let board = parse_board(rules, f[0])?;
+    let bad = |field: usize, name, expected| FenError::Field {
+        field,
+        name,
+        value: f[field - 1].to_string(),
+        expected,
+    };
+    let to_move = match f[1] {
+        "w" => Color::White,
+        "b" => Color::Black,
+        _ => return Err(bad(2, "side to move", "w or b")),
+    };
+    if !matches!(f[2], "p" | "m" | "o") {
+        return Err(bad(3, "phase", "p, m or o"));
+    }
+    let pending_removal = match f[3] {
+        "p" | "s" => false,
+        "r" => true,
+        _ => return Err(bad(4, "action", "p, s or r")),
+    };
+    let num = |i: usize, name: &'static str| -> Result<i64, FenError> {
+        f[i - 1].parse::<i64>().map_err(|_| bad(i, name, "a number"))
+    };
+    let small = |i: usize, name: &'static str| -> Result<u8, FenError> {
+        let v = num(i, name)?;
+        u8::try_from(v).ok().filter(|&v| v <= rules.stones).ok_or_else(|| {
+            bad(i, name, "a count from 0 to the stones per side")
+        })
+    };
+    let on_board = [small(5, "white on board")?, small(7, "black on board")?];
+    let hand = [small(6, "white in hand")?, small(8, "black in hand")?];
+    for side in [Color::White, Color::Black] {
+        let seen = board[side.index()].count_ones();
+        let said = on_board[side.index()] as u32;
+        if seen != said {
+            return Err(FenError::Count { side: side.name(), said, seen });
+        }
+    }
+    let pend = [small(9, "white removals pending")?, small(10, "black removals pending")?];
+    if pend.iter().any(|&p| p > 1) {
+        return Err(bad(9, "removals pending", "0 or 1 under standard rules"));
+    }
+    if pending_removal != (pend[to_move.index()] == 1) || pend[to_move.other().index()] != 0 {
+        return Err(bad(
+            4,
+            "action",
+            "'r' exactly when the side to move has one removal pending",
+        ));
+    }
+    for i in 11..=15 {
+        num(i, "last mill or mill mask")?;
+    }
+    let counter = |i: usize, name: &'static str| -> Result<u32, FenError> {
+        u32::try_from(num(i, name)?).map_err(|_| bad(i, name, "a count of 0 or more"))
+    };
+    let counters = Counters {
+        plies_since_removal: counter(16, "plies since removal")?,
+        fullmove: counter(17, "full-move number")?.max(1),
+    };
+    let pos = Position { board, hand, to_move, pending_removal };
+    pos.validate(rules)?;
+    Ok((pos, counters))
+}
+
+fn parse_board(rules: &Rules, field: &str) -> Result<[u32; 2], FenError> {
+    let chars: Vec<char> = field.chars().filter(|&c| c != '/').collect();
+    let rings: Vec<&str> = field.split('/').collect();
+    if chars.len() != rules.points() || rings.len() != 3 || rings.iter().any(|r| r.len() != 8) {
+        return Err(FenError::Board(field.to_string()));
+    }
+    let mut board = [0u32; 2];
+    for (p, c) in chars.into_iter().enumerate() {
+        match c {
+            'O' => board[0] |= 1 << p,
+            '@' => board[1] |= 1 << p,
+            '*' => {}
+            _ => return Err(FenError::Board(field.to_string())),
+        }
+    }
+    Ok(board)
+}
+
+/// Writes a FEN with the `ids:nodes` extension, as Sanmill's engine prints it.
+pub fn format(rules: &Rules, pos: &Position, counters: Counters) -> String {
+    let mut board = String::with_capacity(26);
+    for p in 0..rules.points() {
+        if p > 0 && p % 8 == 0 {
+            board.push('/');
+        }
+        board.push(if pos.board[0] >> p & 1 == 1 {
+            'O'
+        } else if pos.board[1] >> p & 1 == 1 {
+            '@'
+        } else {
+            '*'
+        });
+    }
+    let phase = if pos.is_over(rules) {
+        'o'
+    } else if pos.phase() == Phase::Placement {
+        'p'
+    } else {
+        'm'
+    };
+    let action = if pos.pending_removal {
+        'r'
+    } else if pos.hand[pos.to_move.index()] > 0 {
+        'p'
+    } else {
+        's'
+    };
+    let pending = |c: Color| u8::from(pos.pending_removal && pos.to_move == c);
+    format!(
+        "{board} {} {phase} {action} {} {} {} {} {} {} -1 -1 -1 -1 0 {} {} ids:nodes",
+        if pos.to_move == Color::White { 'w' } else { 'b' },
+        pos.board[0].count_ones(),
+        pos.hand[0],
+        pos.board[1].count_ones(),
+        pos.hand[1],
+        pending(Color::White),
+        pending(Color::Black),
+        counters.plies_since_removal,
+        counters.fullmove,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_examples_parse_and_round_trip() {
+        let r = Rules::standard();
+        for fen in [
+            "********/********/******** w p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1 ids:nodes",
+            "********/@*@*****/OO*****O w p r 3 6 2 7 1 0 -1 -1 -1 -1 0 0 3 ids:nodes",
+            "@OOO@*@O/O@@O*@O*/***@O*@O b m s 9 0 8 0 0 0 -1 -1 -1 -1 0 11 15 ids:nodes",
+        ] {
+            let (pos, c) = parse(r, fen).unwrap();
+            assert_eq!(format(r, &pos, c), fen);
+        }
+    }
+
+    #[test]
+    fn bad_fens_are_refused() {
+        let r = Rules::standard();
+        let cases = [
+            "",
+            "********/********/******** w p p 0 9 0 9 0 0",
+            "*******/********/******** w p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1",
+            "********/********/******** x p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1",
+            "OOOOOOOO/OO******/******** w m s 10 0 0 0 0 0 -1 -1 -1 -1 0 0 1",
+            "O*******/********/******** w p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1",
+            "********/********/******** w p r 0 9 0 9 1 0 -1 -1 -1 -1 0 0 1",
+        ];
+        for fen in cases {
+            assert!(parse(r, fen).is_err(), "accepted {fen}");
+        }
+    }
+}

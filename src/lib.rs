@@ -1,0 +1,20 @@
+//! millbase: endgame databases, a perfect-play oracle, an opening search and a
+//! heuristic engine for nine men's morris and its relatives.
+//!
+//! The modules, one per concept:
+//! - [`rules`]: the board and rules as data;
+//! - [`position`]: positions, plies, make/undo, legal plies, game end;
+//! - [`notation`]: ply notation; [`fen`]: Sanmill's FEN; [`game`]: games and position arguments;
+//! - [`perft`]: move-generation counts.
+#![warn(missing_docs)]
+
+pub mod fen;
+pub mod game;
+pub mod notation;
+pub mod perft;
+pub mod position;
+pub mod rules;
+
+pub use game::Game;
+pub use position::{Color, Ply, Position};
+pub use rules::Rules;
