@@ -14,7 +14,9 @@ pub mod notation;
 pub mod perft;
 pub mod position;
 pub mod rules;
+pub mod value;
 
 pub use game::Game;
 pub use position::{Color, Ply, Position};
 pub use rules::Rules;
+pub use value::{Value, Wdl};

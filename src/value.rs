@@ -1,0 +1,126 @@
+//! Game values: `Win(n)`, `Loss(n)`, `Draw`, from the side to move's point of view,
+//! with `n` the number of plies to the end of the game under best play (RULES.md).
+//!
+//! A value packs into a `u16` *code*: `0` is a draw, otherwise `n + 1`. The side to
+//! move wins in `n` plies only if it plays the last ply, so `n` is odd for a win and
+//! even for a loss: the parity of the distance says which, and no bit is spent on it.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// The exact value of a position for the side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// The side to move wins; the game ends after this many plies (odd).
+    Win(u16),
+    /// The side to move loses; the game ends after this many plies (even).
+    Loss(u16),
+    /// Neither side can force a win.
+    Draw,
+}
+
+/// Win, draw or loss without distance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Wdl {
+    /// The side to move loses.
+    Loss,
+    /// Neither side can force a win.
+    Draw,
+    /// The side to move wins.
+    Win,
+}
+
+impl Value {
+    /// The code of this value: 0 for a draw, distance + 1 otherwise.
+    pub fn code(self) -> u16 {
+        match self {
+            Value::Draw => 0,
+            Value::Win(n) | Value::Loss(n) => n + 1,
+        }
+    }
+
+    /// The value of a code (inverse of [`Value::code`]).
+    pub fn from_code(code: u16) -> Value {
+        match code {
+            0 => Value::Draw,
+            c if (c - 1) % 2 == 1 => Value::Win(c - 1),
+            c => Value::Loss(c - 1),
+        }
+    }
+
+    /// The value one ply earlier, for the side that played into this position.
+    pub fn parent(self) -> Value {
+        match self {
+            Value::Draw => Value::Draw,
+            Value::Loss(n) => Value::Win(n + 1),
+            Value::Win(n) => Value::Loss(n + 1),
+        }
+    }
+
+    /// Win, draw or loss.
+    pub fn wdl(self) -> Wdl {
+        match self {
+            Value::Win(_) => Wdl::Win,
+            Value::Draw => Wdl::Draw,
+            Value::Loss(_) => Wdl::Loss,
+        }
+    }
+
+    /// Plies to the end of the game, `None` for a draw.
+    pub fn distance(self) -> Option<u16> {
+        match self {
+            Value::Win(n) | Value::Loss(n) => Some(n),
+            Value::Draw => None,
+        }
+    }
+
+    /// A total order for the side to move: faster wins are better, then draws, then
+    /// slower losses. `a.cmp_goodness(b) == Greater` means `a` is better.
+    pub fn cmp_goodness(self, other: Value) -> Ordering {
+        self.goodness().cmp(&other.goodness())
+    }
+
+    fn goodness(self) -> i32 {
+        match self {
+            Value::Win(n) => 100_000 - n as i32,
+            Value::Draw => 0,
+            Value::Loss(n) => -100_000 + n as i32,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Win(n) => write!(f, "win in {n}"),
+            Value::Loss(n) => write!(f, "loss in {n}"),
+            Value::Draw => f.write_str("draw"),
+        }
+    }
+}
+
+impl fmt::Display for Wdl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Wdl::Win => "win",
+            Wdl::Draw => "draw",
+            Wdl::Loss => "loss",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_order() {
+        for v in [Value::Draw, Value::Win(1), Value::Loss(0), Value::Loss(26), Value::Win(301)] {
+            assert_eq!(Value::from_code(v.code()), v);
+        }
+        assert_eq!(Value::Loss(0).parent(), Value::Win(1));
+        assert!(Value::Win(1).cmp_goodness(Value::Win(3)).is_gt());
+        assert!(Value::Draw.cmp_goodness(Value::Loss(40)).is_gt());
+        assert!(Value::Loss(40).cmp_goodness(Value::Loss(2)).is_gt());
+    }
+}
