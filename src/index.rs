@@ -1,0 +1,357 @@
+//! Indexing of moving-phase positions within a subspace `k-l` (`k` stones for the
+//! side to move, `l` for the opponent), reduced by the board symmetries.
+//!
+//! A slot is `class(own) * C(n-k, l) + rank(opp)`: the symmetry class of the side to
+//! move's stones (16 symmetries on the standard board) times the colex rank of the
+//! opponent's stones packed into the `n-k` empty points (BMI2 `pext`). When the
+//! class representative is fixed by some symmetries (a non-trivial stabilizer), the
+//! opponent set is canonicalised under them too, so every position class has exactly
+//! one *canonical* slot; the other slots of such classes are *duplicates*, which the
+//! builder fills with their canonical twin's value so that any slot answers.
+//!
+//! Index and un-index are a few table look-ups: the class of a set comes from a table
+//! addressed by the set's colex rank, itself three byte-table look-ups.
+
+use crate::rules::{Bits, Rules};
+use std::sync::OnceLock;
+
+/// Binomial coefficients `C(n, k)` for `n, k <= 32`.
+pub fn binomial(n: u32, k: u32) -> u64 {
+    static TABLE: OnceLock<[[u64; 33]; 33]> = OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = [[0u64; 33]; 33];
+        for n in 0..33 {
+            t[n][0] = 1;
+            for k in 1..=n {
+                t[n][k] = t[n - 1][k - 1] + if k < n { t[n - 1][k] } else { 0 };
+            }
+        }
+        t
+    });
+    if k > n { 0 } else { t[n as usize][k as usize] }
+}
+
+/// Packs the bits of `x` selected by `mask` into the low bits.
+#[inline]
+pub fn pext(x: Bits, mask: Bits) -> Bits {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        // SAFETY: the target feature is enabled at compile time.
+        unsafe { core::arch::x86_64::_pext_u32(x, mask) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    {
+        let (mut out, mut bit, mut m) = (0, 0, mask);
+        while m != 0 {
+            let low = m & m.wrapping_neg();
+            if x & low != 0 {
+                out |= 1 << bit;
+            }
+            bit += 1;
+            m &= m - 1;
+        }
+        out
+    }
+}
+
+/// Spreads the low bits of `x` onto the bits of `mask` (inverse of [`pext`]).
+#[inline]
+pub fn pdep(x: Bits, mask: Bits) -> Bits {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        // SAFETY: the target feature is enabled at compile time.
+        unsafe { core::arch::x86_64::_pdep_u32(x, mask) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    {
+        let (mut out, mut bit, mut m) = (0, 0, mask);
+        while m != 0 {
+            let low = m & m.wrapping_neg();
+            if x >> bit & 1 != 0 {
+                out |= low;
+            }
+            bit += 1;
+            m &= m - 1;
+        }
+        out
+    }
+}
+
+/// The next larger set with the same number of points (Gosper's hack): enumerates
+/// the `k`-subsets in colex order, which is increasing numeric order.
+#[inline]
+pub fn next_subset(x: Bits) -> Bits {
+    let c = x & x.wrapping_neg();
+    let r = x.wrapping_add(c);
+    (((r ^ x) >> 2) / c) | r
+}
+
+/// The smallest set of `k` points.
+pub fn first_subset(k: u32) -> Bits {
+    if k == 0 { 0 } else { u32::MAX >> (32 - k) }
+}
+
+/// Colex rank of a set among the sets of its size: three byte-table look-ups.
+struct ColexRank {
+    /// `table[byte][bits below][value]`.
+    table: Vec<[[u32; 256]; 33]>,
+}
+
+impl ColexRank {
+    fn new(points: usize) -> ColexRank {
+        let bytes = points.div_ceil(8);
+        let mut table = vec![[[0u32; 256]; 33]; bytes];
+        for (byte, t) in table.iter_mut().enumerate() {
+            for (below, row) in t.iter_mut().enumerate() {
+                for (v, slot) in row.iter_mut().enumerate() {
+                    let mut seen = below as u32;
+                    let mut sum = 0u64;
+                    for b in 0..8 {
+                        if v >> b & 1 == 1 {
+                            seen += 1;
+                            sum += binomial((byte * 8 + b) as u32, seen);
+                        }
+                    }
+                    *slot = sum.min(u32::MAX as u64) as u32;
+                }
+            }
+        }
+        ColexRank { table }
+    }
+
+    #[inline]
+    fn rank(&self, set: Bits) -> u32 {
+        let mut below = 0usize;
+        let mut r = 0;
+        for (byte, t) in self.table.iter().enumerate() {
+            let v = (set >> (8 * byte) & 0xff) as usize;
+            r += t[below][v];
+            below += v.count_ones() as usize;
+        }
+        r
+    }
+}
+
+/// The colex unrank: the `k`-subset of rank `r`.
+pub fn unrank(mut r: u64, k: u32) -> Bits {
+    let mut set = 0;
+    for i in (1..=k).rev() {
+        let mut p = i - 1;
+        while binomial(p + 1, i) <= r {
+            p += 1;
+        }
+        r -= binomial(p, i);
+        set |= 1 << p;
+    }
+    set
+}
+
+/// Everything about the symmetry class of a side-to-move set that indexing needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Canon {
+    /// Stones in the set.
+    pub k: u32,
+    /// Class number within sets of `k` stones.
+    pub class: u32,
+    /// A symmetry mapping the set to the representative.
+    pub sym: u8,
+    /// The representative (the numerically smallest image).
+    pub rep: Bits,
+    /// Non-identity symmetries fixing the representative, as a bit mask.
+    pub stab: u16,
+}
+
+/// Index tables for one rule set's board.
+pub struct Index {
+    rules: &'static Rules,
+    colex: ColexRank,
+    /// Per `k`: `class << 4 | sym` by colex rank of the set.
+    lookup: Vec<Vec<u32>>,
+    /// Per `k`: class representatives.
+    reps: Vec<Vec<Bits>>,
+    /// Per `k`: stabilizer masks (identity excluded) of the representatives.
+    stabs: Vec<Vec<u16>>,
+}
+
+impl Index {
+    /// The index of the standard board, built on first use.
+    pub fn standard() -> &'static Index {
+        static STANDARD: OnceLock<Index> = OnceLock::new();
+        STANDARD.get_or_init(|| Index::new(Rules::standard()))
+    }
+
+    /// Builds the tables for `rules` (sets of up to `rules.stones` points).
+    pub fn new(rules: &'static Rules) -> Index {
+        assert!(rules.symmetries.len() <= 16, "symmetry numbers must fit 4 bits");
+        let n = rules.points() as u32;
+        let colex = ColexRank::new(rules.points());
+        let max_k = rules.stones as usize;
+        let (mut lookup, mut reps, mut stabs) = (vec![], vec![], vec![]);
+        for k in 0..=max_k as u32 {
+            let count = binomial(n, k) as usize;
+            let mut look = vec![0u32; count];
+            let (mut rep_k, mut stab_k) = (vec![], vec![]);
+            let mut set = first_subset(k);
+            for rank in 0..count {
+                let (mut best, mut best_sym) = (set, 0);
+                for s in 1..rules.symmetries.len() {
+                    let img = rules.map(s, set);
+                    if img < best {
+                        best = img;
+                        best_sym = s;
+                    }
+                }
+                if best == set {
+                    let stab = (1..rules.symmetries.len())
+                        .filter(|&s| rules.map(s, set) == set)
+                        .fold(0u16, |m, s| m | 1 << s);
+                    look[rank] = (rep_k.len() as u32) << 4;
+                    rep_k.push(set);
+                    stab_k.push(stab);
+                } else {
+                    let class = look[colex.rank(best) as usize] >> 4;
+                    look[rank] = class << 4 | best_sym as u32;
+                }
+                if rank + 1 < count {
+                    set = next_subset(set);
+                }
+            }
+            lookup.push(look);
+            reps.push(rep_k);
+            stabs.push(stab_k);
+        }
+        Index { rules, colex, lookup, reps, stabs }
+    }
+
+    /// The rules these tables are for.
+    pub fn rules(&self) -> &'static Rules {
+        self.rules
+    }
+
+    /// Number of symmetry classes of sets of `k` points.
+    pub fn classes(&self, k: u32) -> u64 {
+        self.reps[k as usize].len() as u64
+    }
+
+    /// Opponent placements per class: `C(n - k, l)`.
+    pub fn per_class(&self, k: u32, l: u32) -> u64 {
+        binomial(self.rules.points() as u32 - k, l)
+    }
+
+    /// Slots in subspace `k-l`.
+    pub fn size(&self, k: u32, l: u32) -> u64 {
+        self.classes(k) * self.per_class(k, l)
+    }
+
+    /// The class of the side to move's stones.
+    #[inline]
+    pub fn canon(&self, own: Bits) -> Canon {
+        let k = own.count_ones();
+        let e = self.lookup[k as usize][self.colex.rank(own) as usize];
+        let class = e >> 4;
+        Canon {
+            k,
+            class,
+            sym: (e & 15) as u8,
+            rep: self.reps[k as usize][class as usize],
+            stab: self.stabs[k as usize][class as usize],
+        }
+    }
+
+    /// The slot of the opponent set `opp` given the class of the side to move's set.
+    #[inline]
+    pub fn slot(&self, c: &Canon, opp: Bits) -> u64 {
+        let l = opp.count_ones();
+        let free = self.rules.all() & !c.rep;
+        let o = self.rules.map(c.sym as usize, opp);
+        let mut r = self.colex.rank(pext(o, free));
+        let mut stab = c.stab;
+        while stab != 0 {
+            let s = stab.trailing_zeros() as usize;
+            stab &= stab - 1;
+            r = r.min(self.colex.rank(pext(self.rules.map(s, o), free)));
+        }
+        c.class as u64 * self.per_class(c.k, l) + r as u64
+    }
+
+    /// The canonical slot of the position with `own` for the side to move and `opp`
+    /// for the opponent, in subspace `popcount(own)-popcount(opp)`.
+    #[inline]
+    pub fn index(&self, own: Bits, opp: Bits) -> u64 {
+        self.slot(&self.canon(own), opp)
+    }
+
+    /// A raw position `(own, opp)` of slot `idx` of subspace `k-l`. For a duplicate
+    /// slot this is a position of the class whose canonical slot is elsewhere.
+    pub fn position(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits) {
+        let per = self.per_class(k, l);
+        let rep = self.reps[k as usize][(idx / per) as usize];
+        let opp = pdep(unrank(idx % per, l), self.rules.all() & !rep);
+        (rep, opp)
+    }
+
+    /// The representative and stabilizer of class `class` of `k`-sets.
+    pub fn class(&self, k: u32, class: u64) -> (Bits, u16) {
+        (self.reps[k as usize][class as usize], self.stabs[k as usize][class as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomials_and_colex() {
+        assert_eq!(binomial(24, 9), 1_307_504);
+        let c = ColexRank::new(24);
+        let mut set = first_subset(4);
+        for r in 0..binomial(24, 4) {
+            assert_eq!(c.rank(set) as u64, r);
+            assert_eq!(unrank(r, 4), set);
+            set = next_subset(set);
+        }
+    }
+
+    #[test]
+    fn pext_pdep_invert() {
+        for (x, m) in [(0b1011u32, 0xf0f0u32), (0xffffff, 0x123456), (5, 7)] {
+            assert_eq!(pext(pdep(x, m), m), x & ((1 << m.count_ones()) - 1));
+        }
+    }
+
+    #[test]
+    fn class_counts_match_burnside() {
+        // Number of classes of k-sets under the 16 symmetries, by Burnside's lemma.
+        let idx = Index::standard();
+        let r = idx.rules();
+        for k in 1..=9 {
+            let mut fixed = 0u64;
+            for s in 0..16 {
+                let mut set = first_subset(k);
+                for _ in 0..binomial(24, k) {
+                    fixed += (r.map(s, set) == set) as u64;
+                    set = next_subset(set);
+                }
+            }
+            assert_eq!(idx.classes(k), fixed / 16, "k={k}");
+        }
+    }
+
+    #[test]
+    fn index_is_a_class_invariant_and_round_trips() {
+        let idx = Index::standard();
+        let r = idx.rules();
+        let (k, l) = (4, 3);
+        let mut seen = 0;
+        for i in (0..idx.size(k, l)).step_by(97) {
+            let (own, opp) = idx.position(k, l, i);
+            assert_eq!(own & opp, 0);
+            let canonical = idx.index(own, opp);
+            for s in 0..16 {
+                assert_eq!(idx.index(r.map(s, own), r.map(s, opp)), canonical);
+            }
+            seen += (canonical == i) as u32;
+        }
+        assert!(seen > 0);
+    }
+}
