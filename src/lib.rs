@@ -5,15 +5,18 @@
 //! - [`rules`]: the board and rules as data;
 //! - [`position`]: positions, plies, make/undo, legal plies, game end;
 //! - [`notation`]: ply notation; [`fen`]: Sanmill's FEN; [`game`]: games and position arguments;
-//! - [`perft`]: move-generation counts.
+//! - [`perft`]: move-generation counts;
+//! - [`engine`]: the heuristic engine; [`uci`]: its text protocol.
 #![warn(missing_docs)]
 
+pub mod engine;
 pub mod fen;
 pub mod game;
 pub mod notation;
 pub mod perft;
 pub mod position;
 pub mod rules;
+pub mod uci;
 pub mod value;
 
 pub use game::Game;

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand.
 
 mod board;
+mod uci;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ enum Command {
     Moves(board::MovesArgs),
     /// Count ply sequences to a depth (move-generation check and speed).
     Perft(board::PerftArgs),
+    /// Speak the engine protocol (Sanmill's UCI dialect) on standard input and output.
+    Uci(uci::UciArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -30,5 +33,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Show(a) => board::show(a),
         Command::Moves(a) => board::moves(a),
         Command::Perft(a) => board::perft(a),
+        Command::Uci(a) => uci::uci(a),
     }
 }

@@ -1,0 +1,54 @@
+//! Exact values from outside the search: the [`Endgame`] trait (implemented by the
+//! databases) and playing a covered root by exact values alone.
+
+use crate::position::{Ply, Position};
+use crate::rules::Rules;
+use crate::value::Value;
+
+/// A source of exact values, such as the endgame databases.
+pub trait Endgame: Send + Sync {
+    /// The exact value of `pos` for the side to move, or `None` if the position is
+    /// not covered (a subspace that was not built, a placement position, ...).
+    fn probe(&self, pos: &Position) -> Option<Value>;
+}
+
+/// The exact value of `pos`: `Loss(0)` if the side to move has lost (fewer than
+/// three stones or no legal ply), otherwise what `endgame` knows.
+pub fn exact_value(rules: &Rules, endgame: &dyn Endgame, pos: &Position) -> Option<Value> {
+    if pos.is_lost(rules) {
+        Some(Value::Loss(0))
+    } else {
+        endgame.probe(pos)
+    }
+}
+
+/// The best ply of a covered position by exact values, with the position's value:
+/// the ply whose successor value, seen from the mover ([`Value::parent`]), is best by
+/// [`Value::cmp_goodness`] (the first of equals in generation order). `None` if the
+/// position is not covered, has no legal ply, or a successor is not covered.
+pub fn best_exact(rules: &Rules, endgame: &dyn Endgame, pos: &Position) -> Option<(Ply, Value)> {
+    endgame.probe(pos)?;
+    let mut best: Option<(Ply, Value)> = None;
+    for ply in pos.legal_plies(rules) {
+        let value = exact_value(rules, endgame, &pos.after(rules, ply))?.parent();
+        if best.is_none_or(|(_, b)| value.cmp_goodness(b).is_gt()) {
+            best = Some((ply, value));
+        }
+    }
+    best
+}
+
+/// The line of best plies by exact values from `pos`, at most `max` plies long,
+/// ending where the game ends or coverage does.
+pub fn exact_line(rules: &Rules, endgame: &dyn Endgame, pos: &Position, max: usize) -> Vec<Ply> {
+    let mut line = Vec::new();
+    let mut here = *pos;
+    while line.len() < max {
+        let Some((ply, _)) = best_exact(rules, endgame, &here) else {
+            break;
+        };
+        line.push(ply);
+        here.make(rules, ply);
+    }
+    line
+}

@@ -1,0 +1,236 @@
+//! The heuristic engine: a game-tree search for positions no database covers, which
+//! takes exact values from an [`Endgame`] (the databases) where one is given.
+//!
+//! - [`search`]: negamax alpha-beta with principal-variation search (or MTD(f)),
+//!   iterative deepening, depth, node and time limits, a stop flag, repetition draws;
+//! - [`tt`]: the transposition table; [`zobrist`]: position keys;
+//! - [`ordering`]: move ordering; [`eval`]: static evaluation;
+//! - [`score`]: the score scale (centi-stones and mate distances);
+//! - [`endgame`]: the [`Endgame`] trait and play by exact values.
+//!
+//! ```
+//! use millbase::engine::{Engine, EngineConfig, Limits};
+//! use millbase::{Game, Rules};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let rules = Rules::standard();
+//! let game = Game::parse(rules, "startpos moves d2 f4").unwrap();
+//! let mut engine = Engine::new(rules, EngineConfig::default());
+//! let limits = Limits { depth: Some(3), ..Limits::default() };
+//! let result = engine.search_game(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+//! assert!(game.position().is_legal(rules, result.best.unwrap()));
+//! ```
+
+pub mod endgame;
+pub mod eval;
+pub mod ordering;
+pub mod score;
+pub mod search;
+pub mod tt;
+pub mod zobrist;
+
+pub use endgame::Endgame;
+
+use crate::game::Game;
+use crate::position::{Ply, Position};
+use crate::rules::Rules;
+use crate::value::Value;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The search algorithm at the root of each iteration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Alpha-beta with principal-variation search (null windows after the first ply).
+    #[default]
+    Pvs,
+    /// MTD(f): a sequence of null-window searches converging on the score, starting
+    /// from the previous iteration's score.
+    Mtdf,
+}
+
+/// How an [`Engine`] is set up.
+#[derive(Clone)]
+pub struct EngineConfig {
+    /// Size of the transposition table in MiB.
+    pub hash_mb: usize,
+    /// Exact values where covered (the databases), or none.
+    pub endgame: Option<Arc<dyn Endgame>>,
+    /// The root algorithm.
+    pub algorithm: Algorithm,
+    /// With a seed, plies that order equally at the root are shuffled, so that equal
+    /// plies are chosen at random (repeatably for a given seed).
+    pub shuffle: Option<u64>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            hash_mb: 16,
+            endgame: None,
+            algorithm: Algorithm::Pvs,
+            shuffle: None,
+        }
+    }
+}
+
+/// When a search stops (besides the stop flag). `None` means no limit; with no limit
+/// at all the search runs until stopped or until the depth reaches the ply cap.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Last iteration depth, in plies.
+    pub depth: Option<u32>,
+    /// Stop after about this many nodes.
+    pub nodes: Option<u64>,
+    /// Stop after this much time; no iteration is started after half of it.
+    pub movetime: Option<Duration>,
+}
+
+/// What the search reports after each completed iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// The iteration depth.
+    pub depth: u32,
+    /// The score for the side to move (see [`score`]).
+    pub score: i32,
+    /// Nodes searched so far.
+    pub nodes: u64,
+    /// Time since the search started.
+    pub time: Duration,
+    /// The principal variation.
+    pub pv: Vec<Ply>,
+}
+
+/// The outcome of a search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The ply to play; `None` only if the position has no legal ply.
+    pub best: Option<Ply>,
+    /// Score of the best ply for the side to move (see [`score`]).
+    pub score: i32,
+    /// Depth of the last completed iteration (1 when played by exact values).
+    pub depth: u32,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// The principal variation, starting with `best`.
+    pub pv: Vec<Ply>,
+    /// Time spent.
+    pub time: Duration,
+    /// Whether the root was played by exact values from the [`Endgame`].
+    pub exact: bool,
+}
+
+impl SearchResult {
+    /// The exact value the score proves, if it is a mate score (or an exact draw).
+    pub fn value(&self) -> Option<Value> {
+        score::to_value(self.score)
+            .or((self.exact && self.score == score::DRAW).then_some(Value::Draw))
+    }
+}
+
+/// The engine: configuration plus the tables it keeps between searches.
+pub struct Engine {
+    rules: &'static Rules,
+    config: EngineConfig,
+    table: tt::Table,
+    ordering: ordering::Ordering,
+}
+
+impl Engine {
+    /// An engine for `rules`.
+    pub fn new(rules: &'static Rules, config: EngineConfig) -> Engine {
+        Engine {
+            rules,
+            table: tt::Table::new(config.hash_mb),
+            config,
+            ordering: ordering::Ordering::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Resizes the transposition table (clearing it).
+    pub fn set_hash_mb(&mut self, mib: usize) {
+        self.config.hash_mb = mib;
+        self.table = tt::Table::new(mib);
+    }
+
+    /// Sets or removes the source of exact values.
+    pub fn set_endgame(&mut self, endgame: Option<Arc<dyn Endgame>>) {
+        self.config.endgame = endgame;
+    }
+
+    /// Sets the root algorithm.
+    pub fn set_algorithm(&mut self, algorithm: Algorithm) {
+        self.config.algorithm = algorithm;
+    }
+
+    /// Sets the root shuffling seed (`None`: no shuffling).
+    pub fn set_shuffle(&mut self, seed: Option<u64>) {
+        self.config.shuffle = seed;
+    }
+
+    /// Forgets what earlier searches learned (a new game).
+    pub fn clear(&mut self) {
+        self.table.clear();
+        self.ordering.clear();
+    }
+
+    /// Searches the current position of `game`, with its earlier positions for
+    /// repetition.
+    pub fn search_game(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&Info),
+    ) -> SearchResult {
+        let (root, history) = game.history.split_last().expect("a game has a position");
+        self.search(root, history, limits, stop, on_info)
+    }
+
+    /// Searches `root`, reached through the positions `history` (oldest first, for
+    /// repetition draws), within `limits` or until `stop` is set. `on_info` is
+    /// called after each completed iteration.
+    pub fn search(
+        &mut self,
+        root: &Position,
+        history: &[Position],
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&Info),
+    ) -> SearchResult {
+        let endgame = self.config.endgame.clone();
+        if let Some(result) = endgame
+            .as_deref()
+            .and_then(|e| search::play_exact(self.rules, e, root))
+        {
+            on_info(&Info {
+                depth: result.depth,
+                score: result.score,
+                nodes: result.nodes,
+                time: result.time,
+                pv: result.pv.clone(),
+            });
+            return result;
+        }
+        self.table.new_search();
+        self.ordering.new_search();
+        let mut search = search::Search::new(
+            self.rules,
+            &mut self.table,
+            &mut self.ordering,
+            endgame.as_deref(),
+            stop,
+            limits,
+            history,
+            root,
+            self.config.shuffle,
+        );
+        search.iterate(root, self.config.algorithm, on_info)
+    }
+}

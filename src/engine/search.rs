@@ -1,0 +1,492 @@
+//! The search proper: iterative deepening over negamax alpha-beta with
+//! principal-variation search or MTD(f), transposition table cutoffs, repetition
+//! draws along the path, exact values from an [`Endgame`], and limits.
+
+use super::endgame::{Endgame, best_exact, exact_line};
+use super::eval::evaluate;
+use super::ordering::{MAX_PLY, Ordering, pick};
+use super::score::{
+    DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
+};
+use super::tt::{Bound, Hit, Table};
+use super::zobrist::{SplitMix, Zobrist};
+use super::{Algorithm, Info, Limits, SearchResult};
+use crate::position::{Phase, Ply, Position, points};
+use crate::rules::Rules;
+use std::sync::atomic::{AtomicBool, Ordering as MemOrder};
+use std::time::Instant;
+
+/// How often (in nodes) the clock and the stop flag are looked at.
+const CHECK_EVERY: u64 = 1024;
+/// Longest principal variation reported when playing by exact values.
+const EXACT_PV: usize = 12;
+
+/// Plays a covered root by exact values: `None` unless the root and all its
+/// successors are covered.
+pub fn play_exact(rules: &Rules, endgame: &dyn Endgame, root: &Position) -> Option<SearchResult> {
+    let start = Instant::now();
+    let (best, value) = best_exact(rules, endgame, root)?;
+    let mut pv = vec![best];
+    pv.extend(exact_line(
+        rules,
+        endgame,
+        &root.after(rules, best),
+        EXACT_PV - 1,
+    ));
+    Some(SearchResult {
+        best: Some(best),
+        score: from_value(value, 0),
+        depth: 1,
+        nodes: 1 + root.legal_plies(rules).len() as u64,
+        pv,
+        time: start.elapsed(),
+        exact: true,
+    })
+}
+
+/// The state of one search.
+pub struct Search<'a> {
+    rules: &'static Rules,
+    zobrist: &'static Zobrist,
+    table: &'a mut Table,
+    ordering: &'a mut Ordering,
+    endgame: Option<&'a dyn Endgame>,
+    stop: &'a AtomicBool,
+    limits: Limits,
+    start: Instant,
+    nodes: u64,
+    aborted: bool,
+    /// Keys of the positions before the current node: the game's history, then the
+    /// current line.
+    path: Vec<u64>,
+    /// Index of the first history entry a root successor could repeat.
+    history_floor: usize,
+    plies: Vec<Vec<Ply>>,
+    scores: Vec<Vec<i32>>,
+    pv: Vec<Vec<Ply>>,
+    /// The best root ply of the current iteration, once its search completed.
+    root_best: Option<(Ply, i32)>,
+    shuffle: Option<u64>,
+}
+
+impl<'a> Search<'a> {
+    /// Prepares a search of `root` reached through `history`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        rules: &'static Rules,
+        table: &'a mut Table,
+        ordering: &'a mut Ordering,
+        endgame: Option<&'a dyn Endgame>,
+        stop: &'a AtomicBool,
+        limits: &Limits,
+        history: &[Position],
+        root: &Position,
+        shuffle: Option<u64>,
+    ) -> Search<'a> {
+        let zobrist = Zobrist::get();
+        // Only moving-phase positions with the root's stone counts can recur.
+        let same = |p: &Position| {
+            p.phase() == Phase::Moving
+                && p.board.map(u32::count_ones) == root.board.map(u32::count_ones)
+        };
+        let history_floor = history.iter().rposition(|p| !same(p)).map_or(0, |i| i + 1);
+        Search {
+            rules,
+            zobrist,
+            table,
+            ordering,
+            endgame,
+            stop,
+            limits: *limits,
+            start: Instant::now(),
+            nodes: 0,
+            aborted: false,
+            path: history.iter().map(|p| zobrist.key(p)).collect(),
+            history_floor,
+            plies: (0..=MAX_PLY).map(|_| Vec::with_capacity(64)).collect(),
+            scores: (0..=MAX_PLY).map(|_| Vec::with_capacity(64)).collect(),
+            pv: vec![Vec::new(); MAX_PLY + 2],
+            root_best: None,
+            shuffle,
+        }
+    }
+
+    /// Iterative deepening until a limit is reached; reports each iteration.
+    pub fn iterate(
+        &mut self,
+        root: &Position,
+        algorithm: Algorithm,
+        on_info: &mut dyn FnMut(&Info),
+    ) -> SearchResult {
+        let max_depth = self
+            .limits
+            .depth
+            .unwrap_or(MAX_PLY as u32 - 8)
+            .clamp(1, MAX_PLY as u32 - 8);
+        let root_plies = root.legal_plies(self.rules);
+        let mut result = SearchResult {
+            best: root_plies.first().copied(),
+            score: if root_plies.is_empty() { lost_at(0) } else { 0 },
+            depth: 0,
+            nodes: 0,
+            pv: root_plies.first().copied().into_iter().collect(),
+            time: self.start.elapsed(),
+            exact: false,
+        };
+        if root_plies.is_empty() {
+            return result;
+        }
+        for depth in 1..=max_depth {
+            self.root_best = None;
+            let score = match algorithm {
+                Algorithm::Pvs => {
+                    self.negamax(root, depth, -INFINITE, INFINITE, 0, self.history_floor)
+                }
+                Algorithm::Mtdf => self.mtdf(root, depth, result.score),
+            };
+            self.take_iteration(root, algorithm, score, &mut result);
+            result.nodes = self.nodes;
+            result.time = self.start.elapsed();
+            if self.aborted {
+                break;
+            }
+            result.depth = depth;
+            on_info(&Info {
+                depth,
+                score: result.score,
+                nodes: self.nodes,
+                time: result.time,
+                pv: result.pv.clone(),
+            });
+            if self.done_after_iteration(depth, result.score, root_plies.len()) {
+                break;
+            }
+        }
+        result
+    }
+
+    /// Takes the outcome of an iteration into `result`. An aborted iteration still
+    /// counts if it completed a root ply better than the last iteration's.
+    fn take_iteration(
+        &self,
+        root: &Position,
+        algorithm: Algorithm,
+        score: i32,
+        result: &mut SearchResult,
+    ) {
+        let best = if self.aborted {
+            match self.root_best {
+                Some((p, s)) if s > result.score || result.depth == 0 => Some((p, s)),
+                _ => None,
+            }
+        } else {
+            let hash = || {
+                self.table
+                    .probe(self.zobrist.key(root))
+                    .and_then(|h| h.best)
+            };
+            self.root_best
+                .map(|(p, _)| p)
+                .or_else(hash)
+                .or(result.best)
+                .map(|p| (p, score))
+        };
+        if let Some((p, s)) = best {
+            result.best = Some(p);
+            result.score = s;
+            result.pv = self.principal_variation(root, algorithm, p);
+        }
+    }
+
+    /// Whether to start no further iteration.
+    fn done_after_iteration(&self, depth: u32, score: i32, root_plies: usize) -> bool {
+        let proven = mate_plies(score).is_some_and(|n| n.unsigned_abs() <= depth);
+        let timed = self.limits.movetime.is_some();
+        let half_time = self
+            .limits
+            .movetime
+            .is_some_and(|t| self.start.elapsed() * 2 >= t);
+        proven || half_time || (timed && root_plies == 1)
+    }
+
+    fn principal_variation(&self, root: &Position, algorithm: Algorithm, best: Ply) -> Vec<Ply> {
+        match algorithm {
+            Algorithm::Pvs if self.pv[0].first() == Some(&best) => self.pv[0].clone(),
+            _ => self.table_line(root, best),
+        }
+    }
+
+    /// The line of hash plies from `root` after `best`, checked for legality.
+    fn table_line(&self, root: &Position, best: Ply) -> Vec<Ply> {
+        let mut line = vec![best];
+        let mut pos = root.after(self.rules, best);
+        let mut seen = vec![self.zobrist.key(root)];
+        while line.len() < 32 {
+            let key = self.zobrist.key(&pos);
+            let Some(ply) = self.table.probe(key).and_then(|h| h.best) else {
+                break;
+            };
+            if seen.contains(&key) || !pos.is_legal(self.rules, ply) {
+                break;
+            }
+            seen.push(key);
+            line.push(ply);
+            pos.make(self.rules, ply);
+        }
+        line
+    }
+
+    /// MTD(f): null-window searches from `guess` until the bounds meet.
+    fn mtdf(&mut self, root: &Position, depth: u32, guess: i32) -> i32 {
+        let (mut low, mut high, mut g) = (-INFINITE, INFINITE, guess);
+        let mut best = None;
+        while low < high && !self.aborted {
+            let beta = if g == low { g + 1 } else { g };
+            self.root_best = None;
+            g = self.negamax(root, depth, beta - 1, beta, 0, self.history_floor);
+            if self.aborted {
+                break;
+            }
+            if g < beta {
+                high = g;
+            } else {
+                low = g;
+                best = self.root_best.map(|(p, _)| (p, g));
+            }
+        }
+        self.root_best = best;
+        g
+    }
+
+    /// Whether a limit has been reached; sets `aborted`.
+    fn check_limits(&mut self) -> bool {
+        if self.limits.nodes.is_some_and(|n| self.nodes >= n) {
+            self.aborted = true;
+        }
+        if self.nodes.is_multiple_of(CHECK_EVERY) {
+            let late = self
+                .limits
+                .movetime
+                .is_some_and(|t| self.start.elapsed() >= t);
+            if late || self.stop.load(MemOrder::Relaxed) {
+                self.aborted = true;
+            }
+        }
+        self.aborted
+    }
+
+    /// Whether `key` (a moving-phase position) occurred on the path since `floor`.
+    fn repeats(&self, key: u64, floor: usize) -> bool {
+        self.path[floor.min(self.path.len())..]
+            .iter()
+            .rev()
+            .any(|&k| k == key)
+    }
+
+    /// The score of a node at depth 0: a loss if the side to move is blocked,
+    /// otherwise the static evaluation.
+    fn leaf(&self, pos: &Position, ply: usize) -> i32 {
+        if is_blocked(self.rules, pos) {
+            lost_at(ply)
+        } else {
+            evaluate(self.rules, pos)
+        }
+    }
+
+    /// Negamax alpha-beta with principal-variation search. `floor` is the first
+    /// path index whose positions the children could repeat.
+    fn negamax(
+        &mut self,
+        pos: &Position,
+        depth: u32,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        floor: usize,
+    ) -> i32 {
+        self.nodes += 1;
+        self.pv[ply].clear();
+        if self.check_limits() {
+            return DRAW;
+        }
+        if pos.material(pos.to_move) < 3 {
+            return lost_at(ply);
+        }
+        let key = self.zobrist.key(pos);
+        if ply > 0 {
+            if pos.phase() == Phase::Moving && self.repeats(key, floor) {
+                return DRAW;
+            }
+            if let Some(value) = self.endgame.and_then(|e| e.probe(pos)) {
+                return from_value(value, ply);
+            }
+        }
+        if depth == 0 || ply >= MAX_PLY - 1 {
+            return self.leaf(pos, ply);
+        }
+        let hit = self.table.probe(key);
+        if ply > 0
+            && let Some(cut) = hit.and_then(|h| table_cutoff(h, depth, alpha, beta, ply))
+        {
+            return cut;
+        }
+        let mut plies = std::mem::take(&mut self.plies[ply]);
+        let mut scores = std::mem::take(&mut self.scores[ply]);
+        plies.clear();
+        pos.generate(self.rules, &mut plies);
+        if ply == 0
+            && let Some(seed) = self.shuffle
+        {
+            shuffle(&mut plies, seed);
+        }
+        self.ordering.score(
+            self.rules,
+            pos,
+            &plies,
+            hit.and_then(|h| h.best),
+            ply,
+            &mut scores,
+        );
+        let score = self.search_plies(
+            pos,
+            &mut plies,
+            &mut scores,
+            depth,
+            alpha,
+            beta,
+            ply,
+            floor,
+            key,
+        );
+        self.plies[ply] = plies;
+        self.scores[ply] = scores;
+        let Some((best, best_ply)) = score else {
+            return if self.aborted { DRAW } else { lost_at(ply) };
+        };
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.table.store(
+            key,
+            Hit {
+                best: best_ply,
+                score: to_table(best, ply),
+                depth: depth.min(255) as u8,
+                bound,
+            },
+        );
+        best
+    }
+
+    /// The loop over the plies of a node: `None` if there are none or the search
+    /// was aborted, else the best score and ply.
+    #[allow(clippy::too_many_arguments)]
+    fn search_plies(
+        &mut self,
+        pos: &Position,
+        plies: &mut [Ply],
+        scores: &mut [i32],
+        depth: u32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        floor: usize,
+        key: u64,
+    ) -> Option<(i32, Option<Ply>)> {
+        if plies.is_empty() {
+            return None;
+        }
+        self.path.push(key);
+        let mut best = (-INFINITE, None);
+        for i in 0..plies.len() {
+            pick(plies, scores, i);
+            let p = plies[i];
+            let child = pos.after(self.rules, p);
+            let irreversible = p.removes() || pos.phase() == Phase::Placement;
+            let child_floor = if irreversible { self.path.len() } else { floor };
+            let search = |s: &mut Self, a: i32, b: i32| {
+                -s.negamax(&child, depth - 1, a, b, ply + 1, child_floor)
+            };
+            let score = if i == 0 {
+                search(self, -beta, -alpha)
+            } else {
+                let s = search(self, -alpha - 1, -alpha);
+                if s > alpha && s < beta {
+                    search(self, -beta, -alpha)
+                } else {
+                    s
+                }
+            };
+            if self.aborted {
+                break;
+            }
+            if score > best.0 {
+                best = (score, Some(p));
+                if score > alpha {
+                    alpha = score;
+                    self.set_pv(ply, p);
+                    if ply == 0 {
+                        self.root_best = Some((p, score));
+                    }
+                    if alpha >= beta {
+                        self.ordering.reward(pos.to_move, p, ply, depth);
+                        break;
+                    }
+                }
+            }
+        }
+        self.path.pop();
+        (!self.aborted).then_some(best)
+    }
+
+    fn set_pv(&mut self, ply: usize, p: Ply) {
+        let (head, tail) = self.pv.split_at_mut(ply + 1);
+        let line = &mut head[ply];
+        line.clear();
+        line.push(p);
+        line.extend_from_slice(&tail[0]);
+    }
+}
+
+/// The score a table entry proves for a node, if it settles the node.
+fn table_cutoff(hit: Hit, depth: u32, alpha: i32, beta: i32, ply: usize) -> Option<i32> {
+    let score = from_table(hit.score, ply);
+    // A proven win (a lower bound beyond the mate bound) or a proven loss (an upper
+    // bound below it) holds whatever the depth it was found at.
+    let proven = match hit.bound {
+        Bound::Exact => is_mate(score),
+        Bound::Lower => score > MATE_BOUND,
+        Bound::Upper => score < -MATE_BOUND,
+    };
+    if (hit.depth as u32) < depth && !proven {
+        return None;
+    }
+    match hit.bound {
+        Bound::Exact => Some(score),
+        Bound::Lower if score >= beta => Some(score),
+        Bound::Upper if score <= alpha => Some(score),
+        _ => None,
+    }
+}
+
+/// Whether the side to move must slide but has nowhere to go.
+fn is_blocked(rules: &Rules, pos: &Position) -> bool {
+    let own = pos.own();
+    pos.hand[pos.to_move.index()] == 0
+        && !pos.pending_removal
+        && !rules.flies(own.count_ones(), 0)
+        && points(own).all(|p| rules.adjacency[p as usize] & pos.empty(rules) == 0)
+}
+
+/// Shuffles `plies` repeatably for `seed` (Fisher-Yates).
+fn shuffle(plies: &mut [Ply], seed: u64) {
+    let mut rng = SplitMix(seed);
+    for i in (1..plies.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        plies.swap(i, j);
+    }
+}

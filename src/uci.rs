@@ -1,0 +1,488 @@
+//! The engine's text protocol: the UCI-style dialect of Sanmill (see
+//! `docs/PROTOCOL.md` for every line read and written).
+//!
+//! A [`Uci`] reads one command per line. Searches run on their own thread, so
+//! `stop`, `isready` and `quit` are answered while one runs. Each search ends with
+//! Sanmill's single line `info depth D score cp N nodes N bestmove TOKEN` (scores
+//! from White's point of view, a capture's removal left for the next search) and a
+//! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
+//! `info string error: ...` line and is otherwise ignored.
+
+use crate::engine::score::mate_plies;
+use crate::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
+use crate::fen;
+use crate::game::Game;
+use crate::notation::format_ply;
+use crate::position::{Color, NONE, Ply};
+use crate::rules::Rules;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+/// Opens a database directory as a source of exact values (set by the program that
+/// has a database reader; without one, `DatabasePath` is refused).
+pub type EndgameOpener = Box<dyn Fn(&Path) -> Result<Arc<dyn Endgame>, String> + Send>;
+
+/// Largest transposition table the `Hash` option accepts, in MiB.
+const MAX_HASH_MB: usize = 65_536;
+/// Deepest `SkillLevel` (iteration depth of a `go` without limits).
+const MAX_SKILL: u32 = 64;
+/// Time kept in reserve when playing on a clock.
+const CLOCK_MARGIN: Duration = Duration::from_millis(30);
+/// Moves assumed left in the game when the GUI does not say (`movestogo`).
+const MOVES_TO_GO: u32 = 25;
+
+/// The settable options.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// `Hash`: transposition table size in MiB.
+    pub hash_mb: usize,
+    /// `DatabasePath`: the database directory, if set.
+    pub database: Option<String>,
+    /// `SkillLevel`: depth of a `go` that names no limit (0: none).
+    pub skill_level: u32,
+    /// `MoveTimeMs`: time of a `go` that names no limit (0: none).
+    pub move_time_ms: u64,
+    /// `Shuffling`: choose among equally ordered root plies at random.
+    pub shuffling: bool,
+    /// `UseMTDf`: MTD(f) instead of PVS at the root.
+    pub mtdf: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            hash_mb: 16,
+            database: None,
+            skill_level: 0,
+            move_time_ms: 1000,
+            shuffling: false,
+            mtdf: false,
+        }
+    }
+}
+
+/// The `option` lines printed after `uci`.
+const OPTION_LINES: &[&str] = &[
+    "option name Hash type spin default 16 min 1 max 65536",
+    "option name DatabasePath type string default <empty>",
+    "option name SkillLevel type spin default 0 min 0 max 64",
+    "option name MoveTimeMs type spin default 1000 min 0 max 3600000",
+    "option name Shuffling type check default false",
+    "option name UseMTDf type check default false",
+];
+
+type Out<W> = Arc<Mutex<W>>;
+
+/// A search running on its own thread; the thread hands the engine back.
+struct Running {
+    stop: Arc<AtomicBool>,
+    /// A `go infinite` search, which only `stop` ends.
+    infinite: bool,
+    handle: JoinHandle<Engine>,
+}
+
+/// A protocol session writing to `W`.
+pub struct Uci<W: Write + Send + 'static> {
+    rules: &'static Rules,
+    out: Out<W>,
+    engine: Option<Engine>,
+    running: Option<Running>,
+    game: Game,
+    options: Options,
+    opener: Option<EndgameOpener>,
+}
+
+/// Writes one line and flushes (output errors are ignored: the GUI has gone).
+fn say<W: Write>(out: &Mutex<W>, line: &str) {
+    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = writeln!(w, "{line}");
+    let _ = w.flush();
+}
+
+impl<W: Write + Send + 'static> Uci<W> {
+    /// A session for `rules` writing to `out`; `opener` reads database directories.
+    pub fn new(rules: &'static Rules, out: W, opener: Option<EndgameOpener>) -> Uci<W> {
+        let options = Options::default();
+        let engine = Engine::new(
+            rules,
+            EngineConfig {
+                hash_mb: options.hash_mb,
+                ..EngineConfig::default()
+            },
+        );
+        Uci {
+            rules,
+            out: Arc::new(Mutex::new(out)),
+            engine: Some(engine),
+            running: None,
+            game: start_game(rules),
+            options,
+            opener,
+        }
+    }
+
+    /// The current options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Reads commands until `quit` or the end of input. At the end of input a running
+    /// search is finished (so that piped commands get their answer), unless it is
+    /// `go infinite`, which is stopped.
+    pub fn run(&mut self, input: impl BufRead) {
+        for line in input.lines() {
+            let Ok(line) = line else { break };
+            if !self.handle(&line) {
+                return;
+            }
+        }
+        let infinite = self.running.as_ref().is_some_and(|r| r.infinite);
+        self.finish(infinite);
+    }
+
+    fn say(&self, line: &str) {
+        say(&self.out, line);
+    }
+
+    fn error(&self, message: &str) {
+        self.say(&format!("info string error: {message}"));
+    }
+
+    /// Handles one command line; `false` after `quit`.
+    pub fn handle(&mut self, line: &str) -> bool {
+        let line = line.trim();
+        let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        match command {
+            "" => {}
+            "uci" => self.uci(),
+            "isready" => self.say("readyok"),
+            "ucinewgame" => self.new_game(),
+            "setoption" => self.set_option(rest),
+            "position" => self.position(rest),
+            "go" => self.go(rest),
+            "stop" => self.finish(true),
+            "d" => self.say(&fen::format(
+                self.rules,
+                self.game.position(),
+                self.game.counters,
+            )),
+            "quit" => {
+                self.finish(true);
+                return false;
+            }
+            other => self.error(&format!("unknown command '{other}'")),
+        }
+        true
+    }
+
+    fn uci(&self) {
+        self.say(&format!("id name millbase {}", env!("CARGO_PKG_VERSION")));
+        self.say("id author the millbase authors");
+        OPTION_LINES.iter().for_each(|l| self.say(l));
+        self.say("uciok");
+    }
+
+    /// Stops (if `stop`) or waits for a running search and takes the engine back.
+    fn finish(&mut self, stop: bool) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        if stop {
+            running.stop.store(true, Ordering::Relaxed);
+        }
+        match running.handle.join() {
+            Ok(engine) => self.engine = Some(engine),
+            Err(_) => {
+                self.error("the search failed; the engine was reset");
+                self.engine = Some(Engine::new(self.rules, self.engine_config()));
+            }
+        }
+    }
+
+    fn engine(&mut self) -> &mut Engine {
+        self.finish(true);
+        self.engine
+            .as_mut()
+            .expect("the engine is home when no search runs")
+    }
+
+    fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            hash_mb: self.options.hash_mb,
+            endgame: None,
+            algorithm: if self.options.mtdf {
+                Algorithm::Mtdf
+            } else {
+                Algorithm::Pvs
+            },
+            shuffle: None,
+        }
+    }
+
+    fn new_game(&mut self) {
+        self.engine().clear();
+        self.game = start_game(self.rules);
+    }
+
+    fn position(&mut self, rest: &str) {
+        let text = rest.strip_prefix("fen").map(str::trim).unwrap_or(rest);
+        match Game::parse(self.rules, text) {
+            Ok(game) => self.game = game,
+            Err(e) => self.error(&format!("position refused, the previous one is kept: {e}")),
+        }
+    }
+
+    fn set_option(&mut self, rest: &str) {
+        let Some((name, value)) = parse_setoption(rest) else {
+            return self.error("write: setoption name <Name> value <v>");
+        };
+        let result = match name.to_ascii_lowercase().as_str() {
+            "hash" => parse_in(&value, 1, MAX_HASH_MB).map(|mb| {
+                self.options.hash_mb = mb;
+                self.engine().set_hash_mb(mb);
+            }),
+            "databasepath" => self.set_database(&value),
+            "skilllevel" | "depth" => {
+                parse_in(&value, 0, MAX_SKILL).map(|d| self.options.skill_level = d)
+            }
+            "movetimems" => parse_in(&value, 0, u64::MAX).map(|t| self.options.move_time_ms = t),
+            "shuffling" => parse_bool(&value).map(|b| {
+                self.options.shuffling = b;
+                let seed = b.then(time_seed);
+                self.engine().set_shuffle(seed);
+            }),
+            "usemtdf" => parse_bool(&value).map(|b| {
+                self.options.mtdf = b;
+                let algorithm = if b { Algorithm::Mtdf } else { Algorithm::Pvs };
+                self.engine().set_algorithm(algorithm);
+            }),
+            "threads" => Ok(()),
+            _ => Err(format!("unknown option '{name}'")),
+        };
+        if let Err(e) = result {
+            self.error(&e);
+        }
+    }
+
+    fn set_database(&mut self, value: &str) -> Result<(), String> {
+        if value.is_empty() || value == "<empty>" {
+            self.options.database = None;
+            self.engine().set_endgame(None);
+            return Ok(());
+        }
+        let opener = self
+            .opener
+            .as_ref()
+            .ok_or("this program cannot read databases")?;
+        let endgame = opener(Path::new(value))?;
+        self.options.database = Some(value.to_string());
+        self.engine().set_endgame(Some(endgame));
+        Ok(())
+    }
+
+    fn go(&mut self, rest: &str) {
+        let infinite = rest.split_whitespace().any(|t| t == "infinite");
+        let limits = match parse_go(rest, self.game.position().to_move, &self.options) {
+            Ok(limits) => limits,
+            Err(e) => return self.error(&e),
+        };
+        self.finish(true);
+        let mut engine = self
+            .engine
+            .take()
+            .unwrap_or_else(|| Engine::new(self.rules, self.engine_config()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (out, game, rules, flag) = (
+            self.out.clone(),
+            self.game.clone(),
+            self.rules,
+            stop.clone(),
+        );
+        let handle = std::thread::spawn(move || {
+            let mut report = |info: &Info| say(&out, &info_line(rules, info));
+            let result = engine.search_game(&game, &limits, &flag, &mut report);
+            for line in final_lines(rules, &result, game.position().to_move) {
+                say(&out, &line);
+            }
+            engine
+        });
+        self.running = Some(Running {
+            stop,
+            infinite,
+            handle,
+        });
+    }
+}
+
+fn start_game(rules: &Rules) -> Game {
+    Game::parse(rules, "startpos").expect("the start position parses")
+}
+
+fn time_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64)
+}
+
+/// Splits `name <Name...> value <v...>` (the name may contain spaces, the value may be absent).
+fn parse_setoption(rest: &str) -> Option<(String, String)> {
+    let rest = rest.strip_prefix("name")?.trim();
+    let (name, value) = match rest.find(" value") {
+        Some(i) => (&rest[..i], rest[i + 6..].trim()),
+        None => (rest, ""),
+    };
+    (!name.trim().is_empty()).then(|| (name.trim().to_string(), value.to_string()))
+}
+
+fn parse_in<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    value: &str,
+    min: T,
+    max: T,
+) -> Result<T, String> {
+    match value.parse::<T>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(format!("'{value}' is not a number from {min} to {max}")),
+    }
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(format!("'{value}' is not true or false")),
+    }
+}
+
+/// The limits of `go ...` for `side` to move. A `go` naming no limit uses the
+/// `SkillLevel` depth and `MoveTimeMs` options.
+pub fn parse_go(rest: &str, side: Color, options: &Options) -> Result<Limits, String> {
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let mut limits = Limits::default();
+    let mut clock = [None::<u64>; 2];
+    let mut inc = [0u64; 2];
+    let mut moves_to_go = None;
+    let mut infinite = false;
+    let mut i = 0;
+    while i < tokens.len() {
+        let number = |i: usize| -> Result<u64, String> {
+            let t = tokens
+                .get(i + 1)
+                .ok_or_else(|| format!("'go {}' needs a number", tokens[i]))?;
+            t.parse()
+                .map_err(|_| format!("'go {} {t}': not a number", tokens[i]))
+        };
+        match tokens[i] {
+            "infinite" => infinite = true,
+            "ponder" => {}
+            "depth" => limits.depth = Some(number(i)?.clamp(1, u32::MAX as u64) as u32),
+            "nodes" => limits.nodes = Some(number(i)?.max(1)),
+            "movetime" => limits.movetime = Some(Duration::from_millis(number(i)?)),
+            "wtime" => clock[0] = Some(number(i)?),
+            "btime" => clock[1] = Some(number(i)?),
+            "winc" => inc[0] = number(i)?,
+            "binc" => inc[1] = number(i)?,
+            "movestogo" => moves_to_go = Some(number(i)?.max(1) as u32),
+            other => return Err(format!("unknown go parameter '{other}'")),
+        }
+        i += if matches!(tokens[i], "infinite" | "ponder") {
+            1
+        } else {
+            2
+        };
+    }
+    if let Some(left) = clock[side.index()] {
+        let share = clock_share(left, inc[side.index()], moves_to_go.unwrap_or(MOVES_TO_GO));
+        limits.movetime = Some(limits.movetime.map_or(share, |t| t.min(share)));
+    }
+    let named = infinite || limits != Limits::default();
+    if !named {
+        limits.depth = (options.skill_level > 0).then_some(options.skill_level);
+        limits.movetime =
+            (options.move_time_ms > 0).then(|| Duration::from_millis(options.move_time_ms));
+    }
+    Ok(limits)
+}
+
+/// The time for one move from `left` ms on the clock and `inc` ms increment.
+fn clock_share(left: u64, inc: u64, moves_to_go: u32) -> Duration {
+    let left = Duration::from_millis(left);
+    let share = left / moves_to_go + Duration::from_millis(inc) * 3 / 4;
+    share
+        .min(left.saturating_sub(CLOCK_MARGIN))
+        .max(Duration::from_millis(5))
+}
+
+/// `cp N` or `mate M` (M in moves, negative when losing), UCI style.
+fn score_text(score: i32) -> String {
+    match mate_plies(score) {
+        Some(plies) => format!("mate {}", plies.signum() * ((plies.abs() + 1) / 2)),
+        None => format!("cp {score}"),
+    }
+}
+
+/// `info depth D score ... nodes N nps N time T pv ...` (side to move's point of view).
+pub fn info_line(rules: &Rules, info: &Info) -> String {
+    let ms = info.time.as_millis().max(1) as u64;
+    let pv: Vec<String> = info.pv.iter().map(|&p| format_ply(rules, p)).collect();
+    format!(
+        "info depth {} score {} nodes {} nps {} time {} pv {}",
+        info.depth,
+        score_text(info.score),
+        info.nodes,
+        info.nodes * 1000 / ms,
+        ms,
+        pv.join(" ")
+    )
+    .trim_end()
+    .to_string()
+}
+
+/// The bestmove token of Sanmill's line: a capture without its removal (which is
+/// the next search's answer), a lone removal as `xPOINT`.
+pub fn sanmill_token(rules: &Rules, ply: Ply) -> String {
+    if ply.is_lone_removal() {
+        format_ply(rules, ply)
+    } else {
+        format_ply(
+            rules,
+            Ply {
+                remove: NONE,
+                ..ply
+            },
+        )
+    }
+}
+
+/// The two closing lines of a search: Sanmill's (White's point of view) and the
+/// standard `bestmove`.
+pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String; 2] {
+    let white = if side == Color::White {
+        result.score
+    } else {
+        -result.score
+    };
+    let (sanmill, standard) = match result.best {
+        Some(p) => (sanmill_token(rules, p), format_ply(rules, p)),
+        None => ("(none)".to_string(), "(none)".to_string()),
+    };
+    [
+        format!(
+            "info depth {} score {} nodes {} bestmove {sanmill}",
+            result.depth,
+            score_text(white),
+            result.nodes
+        ),
+        format!("bestmove {standard}"),
+    ]
+}
+
+/// Runs a session on standard input and output.
+pub fn run_stdio(rules: &'static Rules, opener: Option<EndgameOpener>) {
+    let mut session = Uci::new(rules, std::io::stdout(), opener);
+    session.run(std::io::stdin().lock());
+}
