@@ -1,0 +1,297 @@
+//! `manifest.json`: the human-readable record, next to the database files, of what
+//! was built, with which rules and program version, sizes, checksums, counts and times.
+//!
+//! The manifest is informative: the files themselves are authoritative (their headers
+//! carry the rules fingerprint, counts and checksums), so a missing or stale manifest
+//! never makes a probe wrong. It is saved atomically (temporary file, fsync, rename).
+
+use crate::format::{FormatError, Header, WriteReport, write_atomic};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The file name of the manifest inside a database directory.
+pub const MANIFEST: &str = "manifest.json";
+
+/// The file name of subspace `k-l` inside a database directory: `k-l.mdb`.
+pub fn file_name(k: u32, l: u32) -> String {
+    format!("{k}-{l}.mdb")
+}
+
+/// The name of subspace `k-l`: `"k-l"`.
+pub fn subspace_name(k: u32, l: u32) -> String {
+    format!("{k}-{l}")
+}
+
+/// Reads a subspace name `"k-l"`.
+pub fn parse_subspace(name: &str) -> Option<(u32, u32)> {
+    let (k, l) = name.split_once('-')?;
+    Some((k.parse().ok()?, l.parse().ok()?))
+}
+
+/// Why the manifest could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Reading failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The manifest.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The manifest is not valid JSON of the expected shape.
+    #[error(
+        "{}: not a valid manifest ({source}); the database files are authoritative: delete it, and `millbase build` writes a new one",
+        path.display()
+    )]
+    Json {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        source: serde_json::Error,
+    },
+    /// Writing failed.
+    #[error(transparent)]
+    Write(#[from] FormatError),
+}
+
+/// The rule set a database directory was built for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulesInfo {
+    /// The variant's name, e.g. `standard`.
+    pub name: String,
+    /// [`crate::Rules::fingerprint`], as 16 lowercase hex digits (JSON numbers lose
+    /// precision above 2^53 in many readers).
+    pub fingerprint: String,
+}
+
+/// One built subspace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// `"k-l"`.
+    pub name: String,
+    /// The file name, `k-l.mdb`.
+    pub file: String,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Bytes of the WDL section.
+    #[serde(default)]
+    pub wdl_bytes: u64,
+    /// Bytes of the depth section.
+    #[serde(default)]
+    pub depth_bytes: u64,
+    /// The file's header checksum (XXH64, 16 hex digits), which covers the whole
+    /// file through the section and block checksums.
+    pub checksum: String,
+    /// Index slots.
+    pub size: u64,
+    /// Won positions (as counted by the builder).
+    pub wins: u64,
+    /// Lost positions.
+    pub losses: u64,
+    /// Drawn positions.
+    pub draws: u64,
+    /// The longest win in plies.
+    pub longest_win: u16,
+    /// The longest loss in plies.
+    pub longest_loss: u16,
+    /// Wall-clock seconds the build of this subspace took (its share of the pair).
+    pub build_seconds: f64,
+    /// Positions (slots) per second of the build.
+    pub positions_per_second: f64,
+}
+
+impl Entry {
+    /// An entry from a written file's header and write report, and the build time.
+    pub fn new(header: &Header, report: &WriteReport, build_seconds: f64) -> Entry {
+        Entry {
+            name: subspace_name(header.k, header.l),
+            file: file_name(header.k, header.l),
+            bytes: report.bytes,
+            wdl_bytes: report.wdl_bytes,
+            depth_bytes: report.depth_bytes,
+            checksum: format!("{:016x}", report.checksum),
+            size: header.size,
+            wins: header.wins,
+            losses: header.losses,
+            draws: header.draws,
+            longest_win: header.longest_win,
+            longest_loss: header.longest_loss,
+            build_seconds,
+            positions_per_second: if build_seconds > 0.0 {
+                header.size as f64 / build_seconds
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// The subspace `(k, l)` of this entry, if its name is well formed.
+    pub fn subspace(&self) -> Option<(u32, u32)> {
+        parse_subspace(&self.name)
+    }
+}
+
+/// The contents of `manifest.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The millbase version that last wrote the manifest.
+    pub program_version: String,
+    /// The file format version of the files.
+    pub format_version: u32,
+    /// The rules the files were built for.
+    pub rules: RulesInfo,
+    /// The built subspaces, sorted by `k`, then `l`.
+    pub subspaces: Vec<Entry>,
+}
+
+impl Manifest {
+    /// An empty manifest for the rules `name` with `fingerprint`, this program's version.
+    pub fn new(rules_name: &str, fingerprint: u64) -> Manifest {
+        Manifest {
+            program_version: env!("CARGO_PKG_VERSION").to_string(),
+            format_version: crate::format::VERSION,
+            rules: RulesInfo {
+                name: rules_name.to_string(),
+                fingerprint: format!("{fingerprint:016x}"),
+            },
+            subspaces: Vec::new(),
+        }
+    }
+
+    /// The path of the manifest in `dir`.
+    pub fn path(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST)
+    }
+
+    /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
+    pub fn load(dir: &Path) -> Result<Option<Manifest>, ManifestError> {
+        let path = Manifest::path(dir);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(ManifestError::Io { path, source }),
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|source| ManifestError::Json { path, source })
+    }
+
+    /// Writes `dir/manifest.json` atomically (pretty-printed, entries sorted).
+    pub fn save(&self, dir: &Path) -> Result<(), ManifestError> {
+        let mut m = self.clone();
+        m.program_version = env!("CARGO_PKG_VERSION").to_string();
+        m.subspaces
+            .sort_by_key(|e| e.subspace().unwrap_or((u32::MAX, u32::MAX)));
+        let mut text = serde_json::to_string_pretty(&m).expect("a manifest always serialises");
+        text.push('\n');
+        write_atomic(&Manifest::path(dir), text.as_bytes())?;
+        Ok(())
+    }
+
+    /// The rules fingerprint as a number, if well formed.
+    pub fn fingerprint(&self) -> Option<u64> {
+        u64::from_str_radix(&self.rules.fingerprint, 16).ok()
+    }
+
+    /// The entry of subspace `k-l`.
+    pub fn get(&self, k: u32, l: u32) -> Option<&Entry> {
+        let name = subspace_name(k, l);
+        self.subspaces.iter().find(|e| e.name == name)
+    }
+
+    /// Adds `entry`, replacing any entry of the same subspace.
+    pub fn upsert(&mut self, entry: Entry) {
+        match self.subspaces.iter_mut().find(|e| e.name == entry.name) {
+            Some(e) => *e = entry,
+            None => self.subspaces.push(entry),
+        }
+        self.subspaces
+            .sort_by_key(|e| e.subspace().unwrap_or((u32::MAX, u32::MAX)));
+    }
+
+    /// Removes the entry of subspace `k-l`, returning it.
+    pub fn remove(&mut self, k: u32, l: u32) -> Option<Entry> {
+        let name = subspace_name(k, l);
+        let at = self.subspaces.iter().position(|e| e.name == name)?;
+        Some(self.subspaces.remove(at))
+    }
+
+    /// Loads the manifest of `dir`, adds `entry`, and saves it: what the builder does
+    /// after each finished subspace. A manifest of other rules is replaced.
+    pub fn record(
+        dir: &Path,
+        rules_name: &str,
+        fingerprint: u64,
+        entry: Entry,
+    ) -> Result<(), ManifestError> {
+        let mut m = match Manifest::load(dir) {
+            Ok(Some(m)) if m.fingerprint() == Some(fingerprint) => m,
+            // Missing, unreadable or of other rules: start afresh (the files decide).
+            _ => Manifest::new(rules_name, fingerprint),
+        };
+        m.upsert(entry);
+        m.save(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(k: u32, l: u32, bytes: u64) -> Entry {
+        Entry {
+            name: subspace_name(k, l),
+            file: file_name(k, l),
+            bytes,
+            wdl_bytes: bytes / 3,
+            depth_bytes: bytes - bytes / 3,
+            checksum: format!("{:016x}", 0xdead_beef_u64 * bytes),
+            size: 1000,
+            wins: 800,
+            losses: 150,
+            draws: 50,
+            longest_win: 25,
+            longest_loss: 26,
+            build_seconds: 0.5,
+            positions_per_second: 2000.0,
+        }
+    }
+
+    #[test]
+    fn save_load_upsert() {
+        let dir = std::env::temp_dir().join(format!("millbase-manifest-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        assert_eq!(Manifest::load(&dir).unwrap(), None);
+        let fp = 0xfedc_ba98_7654_3210;
+        Manifest::record(&dir, "standard", fp, entry(4, 3, 10)).unwrap();
+        Manifest::record(&dir, "standard", fp, entry(3, 3, 20)).unwrap();
+        Manifest::record(&dir, "standard", fp, entry(4, 3, 30)).unwrap();
+        let m = Manifest::load(&dir).unwrap().unwrap();
+        assert_eq!(m.fingerprint(), Some(fp));
+        let names: Vec<&str> = m.subspaces.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["3-3", "4-3"]);
+        assert_eq!(m.get(4, 3).unwrap().bytes, 30);
+        assert!(!dir.join("manifest.json.tmp").exists());
+        // Other rules: the old entries go.
+        Manifest::record(&dir, "other", 1, entry(3, 3, 5)).unwrap();
+        let m = Manifest::load(&dir).unwrap().unwrap();
+        assert_eq!(m.subspaces.len(), 1);
+        fs::write(Manifest::path(&dir), "{ not json").unwrap();
+        assert!(matches!(
+            Manifest::load(&dir),
+            Err(ManifestError::Json { .. })
+        ));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(parse_subspace("9-3"), Some((9, 3)));
+        assert_eq!(parse_subspace("9"), None);
+        assert_eq!(file_name(3, 4), "3-4.mdb");
+    }
+}
