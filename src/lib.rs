@@ -11,7 +11,10 @@
 
 pub mod engine;
 pub mod fen;
+pub mod format;
 pub mod game;
+pub mod index;
+pub mod manifest;
 pub mod notation;
 pub mod perft;
 pub mod position;
