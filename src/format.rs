@@ -119,7 +119,7 @@ pub enum FormatError {
     },
     /// The file does not start with the magic bytes.
     #[error(
-        "{}: not a millbase database file (wrong magic bytes); delete it and run `millbase build`",
+        "{}: not a millbase database file (wrong magic bytes); if it is in a database directory, move it away and run `millbase build`",
         path.display()
     )]
     BadMagic {
@@ -872,7 +872,7 @@ fn parse_section(path: &Path, e: &[u8], kind: u32) -> Result<Section, FormatErro
 
 /// Reads and checks the header in `bytes` (the start of a file of `file_len` bytes).
 fn parse_header(path: &Path, bytes: &[u8], file_len: u64) -> Result<Header, FormatError> {
-    if bytes.len() >= 8 && bytes[..8] != MAGIC {
+    if !bytes.starts_with(&MAGIC) && !MAGIC.starts_with(bytes) {
         return Err(FormatError::BadMagic {
             path: path.to_path_buf(),
         });

@@ -18,6 +18,7 @@ pub mod manifest;
 pub mod notation;
 pub mod perft;
 pub mod position;
+pub mod probe;
 pub mod rules;
 pub mod uci;
 pub mod value;

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand.
 
 mod board;
+mod info;
 mod uci;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ enum Command {
     Perft(board::PerftArgs),
     /// Speak the engine protocol (Sanmill's UCI dialect) on standard input and output.
     Uci(uci::UciArgs),
+    /// Print the header of a database file.
+    Info(info::InfoArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -34,5 +37,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Moves(a) => board::moves(a),
         Command::Perft(a) => board::perft(a),
         Command::Uci(a) => uci::uci(a),
+        Command::Info(a) => info::info(a),
     }
 }

@@ -1,0 +1,681 @@
+//! Probing a database directory: exact values and best plies for moving-phase
+//! positions.
+//!
+//! [`Tablebase::open`] reads `manifest.json` (if present) and notes which `k-l.mdb`
+//! files exist; nothing else. Each file is mapped and its header checked the first
+//! time a position of its subspace is probed, and each compressed block is
+//! decompressed the first time it is read; both are kept in `OnceLock`s, so warm
+//! probes take no lock and allocate nothing. A `Tablebase` is `Send + Sync`: share
+//! one (`&` or `Arc`) between all threads.
+//!
+//! Values are from the side to move's point of view (RULES.md). Placement-phase
+//! positions are not in the databases; the opening search answers them.
+
+use crate::format::{Expect, FormatError, SubspaceFile};
+use crate::index::Index;
+use crate::manifest::{Manifest, file_name, subspace_name};
+use crate::position::{Phase, Ply, Position, PositionError};
+use crate::rules::{Bits, Rules};
+use crate::value::{Value, Wdl};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Why a probe gave no value.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The database directory does not exist or is not a directory.
+    #[error(
+        "{}: no database directory here; build one with `millbase build --db {}`",
+        dir.display(),
+        dir.display()
+    )]
+    NoDatabase {
+        /// The directory given.
+        dir: PathBuf,
+    },
+    /// The file of the position's subspace is not in the database directory.
+    #[error("no database for subspace {subspace} in {}: {hint}", dir.display())]
+    Missing {
+        /// The subspace, `"k-l"`.
+        subspace: String,
+        /// The database directory.
+        dir: PathBuf,
+        /// What to do: the command that builds it.
+        hint: String,
+    },
+    /// The subspace's file is damaged, of other rules or of another format.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The position cannot occur under the rules.
+    #[error("illegal position: {0}")]
+    Illegal(#[from] PositionError),
+    /// Stones are still in hand: the databases hold moving-phase positions only.
+    #[error(
+        "the position is in the placement phase (stones in hand); the databases cover the moving phase, the opening search (`millbase solve`) answers placement positions"
+    )]
+    NotMovingPhase,
+    /// The opponent has fewer than three stones: the game ended before this
+    /// position, so it has no value of its own.
+    #[error(
+        "the game is already over: the opponent of the side to move has fewer than three stones"
+    )]
+    GameOver,
+}
+
+/// A database directory opened for probing.
+pub struct Tablebase {
+    dir: PathBuf,
+    rules: &'static Rules,
+    fingerprint: u64,
+    manifest: Option<Manifest>,
+    manifest_problem: Option<String>,
+    /// Per subspace, `k * (stones + 1) + l`.
+    slots: Vec<Slot>,
+}
+
+struct Slot {
+    present: bool,
+    file: OnceLock<SubspaceFile>,
+}
+
+// Probes from many threads share one `Tablebase`.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tablebase>();
+};
+
+impl std::fmt::Debug for Tablebase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebase")
+            .field("dir", &self.dir)
+            .field("available", &self.available())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tablebase {
+    /// Opens the database directory `dir` for the standard rules: reads
+    /// `manifest.json` if there is one and registers the `k-l.mdb` files present.
+    /// Opens no database file yet. A damaged manifest is not an error (the files are
+    /// authoritative); see [`Tablebase::manifest_problem`].
+    pub fn open(dir: &Path) -> Result<Tablebase, ProbeError> {
+        if !dir.is_dir() {
+            return Err(ProbeError::NoDatabase {
+                dir: dir.to_path_buf(),
+            });
+        }
+        let rules = Rules::standard();
+        let n = rules.stones as u32 + 1;
+        let slots = (0..n * n)
+            .map(|i| {
+                let (k, l) = (i / n, i % n);
+                let present = k >= 3 && l >= 3 && dir.join(file_name(k, l)).is_file();
+                Slot {
+                    present,
+                    file: OnceLock::new(),
+                }
+            })
+            .collect();
+        let (manifest, manifest_problem) = match Manifest::load(dir) {
+            Ok(m) => (m, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        Ok(Tablebase {
+            dir: dir.to_path_buf(),
+            rules,
+            fingerprint: rules.fingerprint(),
+            manifest,
+            manifest_problem,
+            slots,
+        })
+    }
+
+    /// The database directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The rules the databases are probed under.
+    pub fn rules(&self) -> &'static Rules {
+        self.rules
+    }
+
+    /// The manifest, if the directory has a readable one.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
+    }
+
+    /// Why the manifest could not be read, if it could not.
+    pub fn manifest_problem(&self) -> Option<&str> {
+        self.manifest_problem.as_deref()
+    }
+
+    fn slot(&self, k: u32, l: u32) -> Option<&Slot> {
+        let n = self.rules.stones as u32 + 1;
+        if k < n && l < n {
+            self.slots.get((k * n + l) as usize)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the file of subspace `k-l` was present when the directory was opened.
+    pub fn has(&self, k: u32, l: u32) -> bool {
+        self.slot(k, l).is_some_and(|s| s.present)
+    }
+
+    /// The subspaces `(k, l)` whose files were present at opening, sorted.
+    pub fn available(&self) -> Vec<(u32, u32)> {
+        let n = self.rules.stones as u32 + 1;
+        (0..n * n)
+            .filter(|i| self.slots[*i as usize].present)
+            .map(|i| (i / n, i % n))
+            .collect()
+    }
+
+    /// The file of subspace `k-l`, mapped and its header checked on first use.
+    pub fn file(&self, k: u32, l: u32) -> Result<&SubspaceFile, ProbeError> {
+        let slot = match self.slot(k, l) {
+            Some(s) if s.present => s,
+            _ => return Err(self.missing(k, l)),
+        };
+        if let Some(f) = slot.file.get() {
+            return Ok(f);
+        }
+        self.open_file(slot, k, l)
+    }
+
+    #[cold]
+    fn open_file<'a>(
+        &self,
+        slot: &'a Slot,
+        k: u32,
+        l: u32,
+    ) -> Result<&'a SubspaceFile, ProbeError> {
+        let index = Index::standard();
+        let expect = Expect::exact(self.fingerprint, k, l, index.size(k, l));
+        let file = SubspaceFile::open(&self.dir.join(file_name(k, l)), &expect)?;
+        // A racing thread may have opened it too; either is the same file.
+        let _ = slot.file.set(file);
+        Ok(slot.file.get().expect("just set"))
+    }
+
+    fn missing(&self, k: u32, l: u32) -> ProbeError {
+        let subspace = subspace_name(k, l);
+        ProbeError::Missing {
+            hint: format!(
+                "run `millbase build --db {} --only {subspace}`",
+                self.dir.display()
+            ),
+            subspace,
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// The value of the moving-phase position with `own` for the side to move and
+    /// `opp` for the opponent, both with at least three stones, disjoint, at most
+    /// nine each. The fast path for engines: no legality check beyond that.
+    pub fn probe_sets(&self, own: Bits, opp: Bits) -> Result<Value, ProbeError> {
+        let (k, l) = self.check_sets(own, opp)?;
+        let file = self.file(k, l)?;
+        Ok(file.value(Index::standard().index(own, opp))?)
+    }
+
+    /// Win, draw or loss of the position `own`/`opp` as in [`Tablebase::probe_sets`].
+    /// Reads no depth data.
+    pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
+        let (k, l) = self.check_sets(own, opp)?;
+        let file = self.file(k, l)?;
+        Ok(file.wdl(Index::standard().index(own, opp))?)
+    }
+
+    #[inline]
+    fn check_sets(&self, own: Bits, opp: Bits) -> Result<(u32, u32), ProbeError> {
+        let (k, l) = (own.count_ones(), opp.count_ones());
+        let max = self.rules.stones as u32;
+        if own & opp != 0 || (own | opp) & !self.rules.all() != 0 || k > max || l > max {
+            // The full check names the problem.
+            let pos = Position::moving(crate::Color::White, own, opp);
+            pos.validate(self.rules)?;
+        }
+        if k < 3 || l < 3 {
+            return Err(if k < 3 {
+                self.missing(k, l)
+            } else {
+                ProbeError::GameOver
+            });
+        }
+        Ok((k, l))
+    }
+
+    /// What a position is, before any file is read.
+    fn classify(&self, pos: &Position) -> Result<Kind, ProbeError> {
+        pos.validate(self.rules)?;
+        if pos.phase() == Phase::Placement {
+            return Err(ProbeError::NotMovingPhase);
+        }
+        if pos.material(pos.to_move) < 3 {
+            return Ok(Kind::Lost);
+        }
+        if pos.material(pos.to_move.other()) < 3 {
+            return Err(ProbeError::GameOver);
+        }
+        Ok(if pos.pending_removal {
+            Kind::Removal
+        } else {
+            Kind::Stored
+        })
+    }
+
+    /// The exact value of a moving-phase position for the side to move.
+    ///
+    /// A side to move with fewer than three stones, or with no legal move, has
+    /// `Loss(0)`. A position with a removal pending (a mill just closed) is valued
+    /// through its removals. Errors: the subspace's file is missing or damaged, the
+    /// position is illegal, in the placement phase, or already decided (the opponent
+    /// has fewer than three stones).
+    pub fn probe(&self, pos: &Position) -> Result<Value, ProbeError> {
+        match self.classify(pos)? {
+            Kind::Lost => Ok(Value::Loss(0)),
+            Kind::Stored => self.probe_sets(pos.own(), pos.opp()),
+            Kind::Removal => Ok(self.moves(pos)?.first().map_or(Value::Loss(0), |m| m.1)),
+        }
+    }
+
+    /// Win, draw or loss of a moving-phase position, as [`Tablebase::probe`] but
+    /// without reading depth data.
+    pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        match self.classify(pos)? {
+            Kind::Lost => Ok(Wdl::Loss),
+            Kind::Stored => self.probe_wdl_sets(pos.own(), pos.opp()),
+            Kind::Removal => {
+                let mut best = Wdl::Loss;
+                for ply in pos.legal_plies(self.rules) {
+                    let child = pos.after(self.rules, ply);
+                    let w = if child.material(child.to_move) < 3 {
+                        Wdl::Win
+                    } else {
+                        flip(self.probe_wdl_sets(child.own(), child.opp())?)
+                    };
+                    best = best.max(w);
+                    if best == Wdl::Win {
+                        break;
+                    }
+                }
+                Ok(best)
+            }
+        }
+    }
+
+    /// Every legal ply of a moving-phase position with its exact value for the side
+    /// that plays it, best first: fastest win, then draws, then slowest loss; plies
+    /// of equal value in the order of [`Position::legal_plies`]. A ply that leaves
+    /// the opponent two stones is `Win(1)`; otherwise the value is the successor's
+    /// value seen one ply earlier ([`Value::parent`]). Empty when the side to move
+    /// has lost (fewer than three stones or no legal ply).
+    pub fn moves(&self, pos: &Position) -> Result<Vec<(Ply, Value)>, ProbeError> {
+        if let Kind::Lost = self.classify(pos)? {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for ply in pos.legal_plies(self.rules) {
+            let child = pos.after(self.rules, ply);
+            let v = if child.material(child.to_move) < 3 {
+                Value::Win(1)
+            } else {
+                self.probe_sets(child.own(), child.opp())?.parent()
+            };
+            out.push((ply, v));
+        }
+        // A stable sort keeps equal values in generation order.
+        out.sort_by(|a, b| b.1.cmp_goodness(a.1));
+        Ok(out)
+    }
+
+    /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the
+    /// side to move has no legal ply (it has lost).
+    pub fn best_ply(&self, pos: &Position) -> Result<Option<(Ply, Value)>, ProbeError> {
+        Ok(self.moves(pos)?.into_iter().next())
+    }
+
+    /// A best ply chosen uniformly at random among all plies of the best value,
+    /// reproducibly from `seed`; `None` when the side to move has no legal ply.
+    pub fn best_ply_random(
+        &self,
+        pos: &Position,
+        seed: u64,
+    ) -> Result<Option<(Ply, Value)>, ProbeError> {
+        let moves = self.moves(pos)?;
+        let Some(&(_, best)) = moves.first() else {
+            return Ok(None);
+        };
+        let ties = moves.iter().take_while(|m| m.1 == best).count() as u64;
+        let pick = ((splitmix64(seed) as u128 * ties as u128) >> 64) as usize;
+        Ok(Some(moves[pick]))
+    }
+}
+
+/// What a valid moving-phase position needs to be valued.
+enum Kind {
+    /// The side to move has fewer than three stones.
+    Lost,
+    /// In a database file.
+    Stored,
+    /// A removal is pending: valued through its removals.
+    Removal,
+}
+
+/// The WDL one ply earlier, for the side that played into a position.
+fn flip(w: Wdl) -> Wdl {
+    match w {
+        Wdl::Win => Wdl::Loss,
+        Wdl::Draw => Wdl::Draw,
+        Wdl::Loss => Wdl::Win,
+    }
+}
+
+/// A well-mixed 64-bit function of a seed (splitmix64's finaliser).
+fn splitmix64(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{SubspaceMeta, WriteOptions, write_subspace_with};
+    use crate::position::Color;
+    use std::fs;
+
+    /// A synthetic code for slot `i` of `k-l`: a fixed pseudo-random value.
+    fn synthetic(k: u32, l: u32, i: u64) -> u16 {
+        let r = splitmix64(i ^ (k as u64) << 40 ^ (l as u64) << 48);
+        match r % 10 {
+            0..=1 => 0,
+            2..=6 => 2 * (r >> 8 & 15) as u16 + 2, // Win(1..31)
+            _ => 2 * (r >> 8 & 15) as u16 + 1,     // Loss(0..30)
+        }
+    }
+
+    fn write_synthetic(dir: &Path, k: u32, l: u32) {
+        let idx = Index::standard();
+        let codes: Vec<u16> = (0..idx.size(k, l)).map(|i| synthetic(k, l, i)).collect();
+        let mut meta = SubspaceMeta {
+            k,
+            l,
+            fingerprint: Rules::standard().fingerprint(),
+            variant: "standard".into(),
+            wins: 0,
+            losses: 0,
+            draws: 0,
+            longest_win: 0,
+            longest_loss: 0,
+        };
+        for &c in &codes {
+            match Value::from_code(c) {
+                Value::Win(n) => (meta.wins += 1, meta.longest_win = meta.longest_win.max(n)).1,
+                Value::Loss(n) => {
+                    (
+                        meta.losses += 1,
+                        meta.longest_loss = meta.longest_loss.max(n),
+                    )
+                        .1
+                }
+                Value::Draw => meta.draws += 1,
+            }
+        }
+        let opts = WriteOptions {
+            wdl_level: 1,
+            depth_level: 1,
+            ..Default::default()
+        };
+        write_subspace_with(&dir.join(file_name(k, l)), &meta, &codes, &opts).unwrap();
+    }
+
+    /// A temporary database directory, removed when dropped.
+    struct TempDb(PathBuf);
+
+    impl Drop for TempDb {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl std::ops::Deref for TempDb {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    fn temp_db(name: &str) -> TempDb {
+        let d = std::env::temp_dir().join(format!("millbase-probe-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        TempDb(d)
+    }
+
+    /// A directory with the closed family 3-3, 3-4, 4-3 of synthetic files.
+    fn synthetic_db(name: &str) -> TempDb {
+        let d = temp_db(name);
+        for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+            write_synthetic(&d, k, l);
+        }
+        d
+    }
+
+    fn random_position(r: &mut u64, k: u32, l: u32) -> Position {
+        let mut take = |n: u32, taken: Bits| {
+            let mut set: Bits = 0;
+            while set.count_ones() < n {
+                *r = splitmix64(*r);
+                let p = (*r % 24) as u32;
+                if (taken | set) >> p & 1 == 0 {
+                    set |= 1 << p;
+                }
+            }
+            set
+        };
+        let own = take(k, 0);
+        let opp = take(l, own);
+        Position::moving(
+            if *r & 1 == 0 {
+                Color::White
+            } else {
+                Color::Black
+            },
+            own,
+            opp,
+        )
+    }
+
+    #[test]
+    fn probes_read_the_canonical_slot() {
+        let db = synthetic_db("canonical");
+        let tb = Tablebase::open(&db).unwrap();
+        assert_eq!(tb.available(), vec![(3, 3), (3, 4), (4, 3)]);
+        let idx = Index::standard();
+        let mut r = 1;
+        for _ in 0..2000 {
+            for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+                let pos = random_position(&mut r, k, l);
+                let code = synthetic(k, l, idx.index(pos.own(), pos.opp()));
+                assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+                assert_eq!(tb.probe_wdl(&pos).unwrap(), Value::from_code(code).wdl());
+                // Symmetric images probe alike.
+                let s = (r % 16) as usize;
+                assert_eq!(
+                    tb.probe(&pos.transformed(tb.rules(), s)).unwrap(),
+                    Value::from_code(code)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn moves_are_successor_values_best_first() {
+        let db = synthetic_db("moves");
+        let tb = Tablebase::open(&db).unwrap();
+        let rules = tb.rules();
+        let mut r = 7;
+        let mut saw_capture_win = false;
+        for _ in 0..300 {
+            for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+                let pos = random_position(&mut r, k, l);
+                let moves = tb.moves(&pos).unwrap();
+                assert_eq!(moves.len(), pos.legal_plies(rules).len());
+                for w in moves.windows(2) {
+                    assert!(w[0].1.cmp_goodness(w[1].1).is_ge());
+                }
+                for &(ply, v) in &moves {
+                    let child = pos.after(rules, ply);
+                    if child.material(child.to_move) < 3 {
+                        assert_eq!(v, Value::Win(1));
+                        saw_capture_win = true;
+                    } else {
+                        assert_eq!(v, tb.probe(&child).unwrap().parent());
+                    }
+                }
+                // Equal values keep generation order.
+                let legal = pos.legal_plies(rules);
+                for w in moves.windows(2) {
+                    if w[0].1 == w[1].1 {
+                        let a = legal.iter().position(|&p| p == w[0].0);
+                        let b = legal.iter().position(|&p| p == w[1].0);
+                        assert!(a < b);
+                    }
+                }
+                let best = tb.best_ply(&pos).unwrap();
+                assert_eq!(best, moves.first().copied());
+                let rnd = tb.best_ply_random(&pos, r).unwrap();
+                if let (Some((_, bv)), Some((_, rv))) = (best, rnd) {
+                    assert_eq!(bv, rv);
+                }
+            }
+        }
+        assert!(saw_capture_win);
+    }
+
+    #[test]
+    fn random_choice_covers_all_ties() {
+        let db = synthetic_db("ties");
+        let tb = Tablebase::open(&db).unwrap();
+        let mut r = 3;
+        // Find a position with several equally best plies.
+        for _ in 0..1000 {
+            let pos = random_position(&mut r, 3, 3);
+            let moves = tb.moves(&pos).unwrap();
+            let ties = moves.iter().take_while(|m| m.1 == moves[0].1).count();
+            if ties >= 3 {
+                let mut seen = std::collections::HashSet::new();
+                for seed in 0..200 {
+                    seen.insert(tb.best_ply_random(&pos, seed).unwrap().unwrap().0);
+                }
+                assert_eq!(seen.len(), ties);
+                return;
+            }
+        }
+        panic!("no position with three equally best plies found");
+    }
+
+    #[test]
+    fn pending_removal_is_valued_through_removals() {
+        let db = synthetic_db("removal");
+        let tb = Tablebase::open(&db).unwrap();
+        let rules = tb.rules();
+        let mut r = 11;
+        let mut checked = 0;
+        while checked < 50 {
+            let pos = random_position(&mut r, 4, 3);
+            for ply in pos.legal_plies(rules).into_iter().filter(|p| p.removes()) {
+                let mut half = pos;
+                half.make(
+                    rules,
+                    Ply {
+                        remove: crate::position::NONE,
+                        ..ply
+                    },
+                );
+                assert!(half.pending_removal);
+                let v = tb.probe(&half).unwrap();
+                assert_eq!(v, tb.moves(&half).unwrap()[0].1);
+                assert_eq!(tb.probe_wdl(&half).unwrap(), v.wdl());
+                checked += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn errors_for_missing_illegal_placement_and_finished() {
+        let db = synthetic_db("errors");
+        let tb = Tablebase::open(&db).unwrap();
+        let rules = tb.rules();
+        let mut r = 5;
+        let pos = random_position(&mut r, 5, 4);
+        match tb.probe(&pos) {
+            Err(ProbeError::Missing { subspace, hint, .. }) => {
+                assert_eq!(subspace, "5-4");
+                assert!(hint.contains("--only 5-4"), "{hint}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let start = Position::start(rules);
+        assert!(matches!(tb.probe(&start), Err(ProbeError::NotMovingPhase)));
+        let mut bad = random_position(&mut r, 3, 3);
+        bad.board[0] |= bad.board[1] & bad.board[1].wrapping_neg();
+        assert!(matches!(tb.probe(&bad), Err(ProbeError::Illegal(_))));
+        assert!(matches!(
+            tb.probe_sets(0b111, 0b111),
+            Err(ProbeError::Illegal(_))
+        ));
+        let lost = Position::moving(Color::White, 0b11, 0b111 << 8);
+        assert_eq!(tb.probe(&lost).unwrap(), Value::Loss(0));
+        assert_eq!(tb.probe_wdl(&lost).unwrap(), Wdl::Loss);
+        assert!(tb.moves(&lost).unwrap().is_empty());
+        assert_eq!(tb.best_ply(&lost).unwrap(), None);
+        let over = Position::moving(Color::White, 0b111 << 8, 0b11);
+        assert!(matches!(tb.probe(&over), Err(ProbeError::GameOver)));
+        assert!(matches!(
+            Tablebase::open(Path::new("/nonexistent/db")),
+            Err(ProbeError::NoDatabase { .. })
+        ));
+    }
+
+    #[test]
+    fn damaged_and_foreign_files_are_errors() {
+        let d = temp_db("bad");
+        write_synthetic(&d, 3, 3);
+        write_synthetic(&d, 3, 4);
+        let path = d.join("3-3.mdb");
+        let mut bytes = fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n - 10] ^= 0x40;
+        fs::write(&path, &bytes).unwrap();
+        let tb = Tablebase::open(&d).unwrap();
+        let mut r = 9;
+        let mut errors = 0;
+        let idx = Index::standard();
+        for _ in 0..3000 {
+            let pos = random_position(&mut r, 3, 3);
+            match tb.probe(&pos) {
+                Ok(v) => assert_eq!(
+                    v,
+                    Value::from_code(synthetic(3, 3, idx.index(pos.own(), pos.opp())))
+                ),
+                Err(ProbeError::Format(FormatError::Checksum { .. })) => errors += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(errors > 0);
+        // A file of another subspace under this name.
+        fs::copy(d.join("3-4.mdb"), d.join("4-3.mdb")).unwrap();
+        let tb = Tablebase::open(&d).unwrap();
+        let pos = random_position(&mut r, 4, 3);
+        assert!(matches!(
+            tb.probe(&pos),
+            Err(ProbeError::Format(FormatError::Mismatch { .. }))
+        ));
+    }
+}
