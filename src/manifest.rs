@@ -5,7 +5,8 @@
 //! carry the rules fingerprint, counts and checksums), so a missing or stale manifest
 //! never makes a probe wrong. It is saved atomically (temporary file, fsync, rename).
 
-use crate::format::{FormatError, Header, WriteReport, write_atomic};
+use crate::format::{FormatError, Header, SubspaceMeta, WriteReport, write_atomic};
+use crate::rules::Rules;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -104,27 +105,55 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry from a written file's header and write report, and the build time.
-    pub fn new(header: &Header, report: &WriteReport, build_seconds: f64) -> Entry {
+    /// An entry from the metadata a file was written with, its index size, the
+    /// write report and the build time.
+    pub fn from_meta(
+        meta: &SubspaceMeta,
+        size: u64,
+        report: &WriteReport,
+        build_seconds: f64,
+    ) -> Entry {
         Entry {
-            name: subspace_name(header.k, header.l),
-            file: file_name(header.k, header.l),
+            name: subspace_name(meta.k, meta.l),
+            file: file_name(meta.k, meta.l),
             bytes: report.bytes,
             wdl_bytes: report.wdl_bytes,
             depth_bytes: report.depth_bytes,
             checksum: format!("{:016x}", report.checksum),
+            size,
+            wins: meta.wins,
+            losses: meta.losses,
+            draws: meta.draws,
+            longest_win: meta.longest_win,
+            longest_loss: meta.longest_loss,
+            build_seconds,
+            positions_per_second: if build_seconds > 0.0 {
+                size as f64 / build_seconds
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// An entry from an existing file's header (for example to rebuild a lost
+    /// manifest); build time unknown (0).
+    pub fn from_header(header: &Header) -> Entry {
+        let total = header.depth.offset + header.depth.length;
+        Entry {
+            name: subspace_name(header.k, header.l),
+            file: file_name(header.k, header.l),
+            bytes: total,
+            wdl_bytes: header.wdl.length,
+            depth_bytes: header.depth.length,
+            checksum: format!("{:016x}", header.checksum),
             size: header.size,
             wins: header.wins,
             losses: header.losses,
             draws: header.draws,
             longest_win: header.longest_win,
             longest_loss: header.longest_loss,
-            build_seconds,
-            positions_per_second: if build_seconds > 0.0 {
-                header.size as f64 / build_seconds
-            } else {
-                0.0
-            },
+            build_seconds: 0.0,
+            positions_per_second: 0.0,
         }
     }
 
@@ -219,21 +248,23 @@ impl Manifest {
         Some(self.subspaces.remove(at))
     }
 
-    /// Loads the manifest of `dir`, adds `entry`, and saves it: what the builder does
-    /// after each finished subspace. A manifest of other rules is replaced.
-    pub fn record(
-        dir: &Path,
-        rules_name: &str,
-        fingerprint: u64,
-        entry: Entry,
-    ) -> Result<(), ManifestError> {
-        let mut m = match Manifest::load(dir) {
-            Ok(Some(m)) if m.fingerprint() == Some(fingerprint) => m,
-            // Missing, unreadable or of other rules: start afresh (the files decide).
-            _ => Manifest::new(rules_name, fingerprint),
-        };
-        m.upsert(entry);
-        m.save(dir)
+    /// The manifest of `dir` if it exists, is readable and is for `rules`; otherwise
+    /// an empty one for `rules` (the files decide what is built, the manifest only
+    /// records it). An I/O error other than a missing file is an error.
+    pub fn load_or_new(dir: &Path, rules: &Rules) -> Result<Manifest, ManifestError> {
+        let fingerprint = rules.fingerprint();
+        match Manifest::load(dir) {
+            Ok(Some(m)) if m.fingerprint() == Some(fingerprint) => Ok(m),
+            Ok(_) | Err(ManifestError::Json { .. }) => Ok(Manifest::new(rules.name, fingerprint)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adds `entry` (replacing the subspace's old one) and saves the manifest to
+    /// `dir`: what the builder does after each finished subspace.
+    pub fn record(&mut self, dir: &Path, entry: Entry) -> Result<(), ManifestError> {
+        self.upsert(entry);
+        self.save(dir)
     }
 }
 
@@ -266,10 +297,13 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         assert_eq!(Manifest::load(&dir).unwrap(), None);
-        let fp = 0xfedc_ba98_7654_3210;
-        Manifest::record(&dir, "standard", fp, entry(4, 3, 10)).unwrap();
-        Manifest::record(&dir, "standard", fp, entry(3, 3, 20)).unwrap();
-        Manifest::record(&dir, "standard", fp, entry(4, 3, 30)).unwrap();
+        let rules = Rules::standard();
+        let fp = rules.fingerprint();
+        let mut m = Manifest::load_or_new(&dir, rules).unwrap();
+        m.record(&dir, entry(4, 3, 10)).unwrap();
+        m.record(&dir, entry(3, 3, 20)).unwrap();
+        let mut m = Manifest::load_or_new(&dir, rules).unwrap();
+        m.record(&dir, entry(4, 3, 30)).unwrap();
         let m = Manifest::load(&dir).unwrap().unwrap();
         assert_eq!(m.fingerprint(), Some(fp));
         let names: Vec<&str> = m.subspaces.iter().map(|e| e.name.as_str()).collect();
@@ -277,14 +311,25 @@ mod tests {
         assert_eq!(m.get(4, 3).unwrap().bytes, 30);
         assert!(!dir.join("manifest.json.tmp").exists());
         // Other rules: the old entries go.
-        Manifest::record(&dir, "other", 1, entry(3, 3, 5)).unwrap();
-        let m = Manifest::load(&dir).unwrap().unwrap();
-        assert_eq!(m.subspaces.len(), 1);
+        let mut other = Manifest::new("other", 1);
+        other.record(&dir, entry(3, 3, 5)).unwrap();
+        assert!(
+            Manifest::load_or_new(&dir, rules)
+                .unwrap()
+                .subspaces
+                .is_empty()
+        );
         fs::write(Manifest::path(&dir), "{ not json").unwrap();
         assert!(matches!(
             Manifest::load(&dir),
             Err(ManifestError::Json { .. })
         ));
+        assert!(
+            Manifest::load_or_new(&dir, rules)
+                .unwrap()
+                .subspaces
+                .is_empty()
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
