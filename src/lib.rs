@@ -9,6 +9,7 @@
 //! - [`engine`]: the heuristic engine; [`uci`]: its text protocol.
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod engine;
 pub mod fen;
 pub mod format;
@@ -19,9 +20,11 @@ pub mod notation;
 pub mod perft;
 pub mod position;
 pub mod probe;
+pub mod retro;
 pub mod rules;
 pub mod uci;
 pub mod value;
+pub mod verify;
 
 pub use game::Game;
 pub use position::{Color, Ply, Position};

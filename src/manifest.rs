@@ -102,6 +102,12 @@ pub struct Entry {
     pub build_seconds: f64,
     /// Positions (slots) per second of the build.
     pub positions_per_second: f64,
+    /// A position (FEN, White to move) with the longest win, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_win_example: Option<String>,
+    /// A position (FEN, White to move) with the longest loss, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub longest_loss_example: Option<String>,
 }
 
 impl Entry {
@@ -132,6 +138,8 @@ impl Entry {
             } else {
                 0.0
             },
+            longest_win_example: None,
+            longest_loss_example: None,
         }
     }
 
@@ -154,6 +162,8 @@ impl Entry {
             longest_loss: header.longest_loss,
             build_seconds: 0.0,
             positions_per_second: 0.0,
+            longest_win_example: None,
+            longest_loss_example: None,
         }
     }
 
@@ -288,6 +298,8 @@ mod tests {
             longest_loss: 26,
             build_seconds: 0.5,
             positions_per_second: 2000.0,
+            longest_win_example: None,
+            longest_loss_example: None,
         }
     }
 

@@ -57,6 +57,11 @@ impl Value {
         }
     }
 
+    /// The decided value at distance `n`: a win if `n` is odd, a loss if even.
+    pub fn from_distance(n: u16) -> Value {
+        if n % 2 == 1 { Value::Win(n) } else { Value::Loss(n) }
+    }
+
     /// Win, draw or loss.
     pub fn wdl(self) -> Wdl {
         match self {

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand.
 
 mod board;
+mod db;
 mod info;
 mod uci;
 
@@ -25,6 +26,12 @@ enum Command {
     Perft(board::PerftArgs),
     /// Speak the engine protocol (Sanmill's UCI dialect) on standard input and output.
     Uci(uci::UciArgs),
+    /// Build the endgame databases (default: the full standard set into db/), resumably.
+    Build(db::BuildArgs),
+    /// Check a database: checksums, then every value recomputed from its successors.
+    Verify(db::VerifyArgs),
+    /// Per-subspace statistics of a database: classes, raw positions, W/L/D, longest.
+    Stats(db::StatsArgs),
     /// Print the header of a database file.
     Info(info::InfoArgs),
 }
@@ -38,5 +45,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Perft(a) => board::perft(a),
         Command::Uci(a) => uci::uci(a),
         Command::Info(a) => info::info(a),
+        Command::Build(a) => db::build(a),
+        Command::Verify(a) => db::verify(a),
+        Command::Stats(a) => db::stats(a),
     }
 }

@@ -1,0 +1,401 @@
+//! Building a database directory: which pairs, in which order, resuming what is
+//! finished, checking memory first, writing files and the manifest.
+
+use crate::format::{self, Expect, FormatError, SubspaceFile, SubspaceMeta};
+use crate::index::Index;
+use crate::manifest::{Entry, Manifest};
+use crate::retro::{self, Solved};
+use crate::fen::{self, Counters};
+use crate::position::{Color, Position};
+use crate::rules::Rules;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which subspaces to build (always with everything they depend on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// All pairs `k-l`, `3 <= k, l <= stones`.
+    All,
+    /// Every pair with `k + l <= n`.
+    MaxStones(u32),
+    /// The pair `k-l` / `l-k`.
+    Only(u32, u32),
+}
+
+/// Options of [`build`].
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The database directory.
+    pub db: PathBuf,
+    /// What to build.
+    pub selection: Selection,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+/// Why a build stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A file system error.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A database file could not be written or read.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The manifest could not be read or written.
+    #[error("manifest: {0}")]
+    Manifest(String),
+    /// Not enough memory for the next pair.
+    #[error(
+        "pair {pair} needs about {need_gib:.1} GiB of memory and only {have_gib:.1} GiB is available; \
+         free memory or build on a larger machine (finished subspaces are kept)"
+    )]
+    Memory {
+        /// The pair.
+        pair: String,
+        /// Estimated need.
+        need_gib: f64,
+        /// Available.
+        have_gib: f64,
+    },
+    /// A subspace outside the rules.
+    #[error("subspace {k}-{l} does not exist: both counts must be between 3 and {max}")]
+    Subspace {
+        /// Side to move's stones.
+        k: u32,
+        /// Opponent's stones.
+        l: u32,
+        /// Stones per side.
+        max: u8,
+    },
+    /// The thread pool could not start.
+    #[error("thread pool: {0}")]
+    Threads(String),
+}
+
+/// What was built, per pair.
+#[derive(Clone, Debug)]
+pub struct PairReport {
+    /// The pair, `k >= l`.
+    pub pair: (u32, u32),
+    /// Slots solved (both subspaces).
+    pub positions: u64,
+    /// Wall seconds to solve and write.
+    pub seconds: f64,
+    /// Bytes on disk (both files).
+    pub bytes: u64,
+    /// Bytes of the WDL sections.
+    pub wdl_bytes: u64,
+    /// Bytes of the depth sections.
+    pub depth_bytes: u64,
+    /// Resident memory high-water mark of the process after the pair, bytes.
+    pub peak_rss: u64,
+    /// Whether the pair was already finished and skipped.
+    pub skipped: bool,
+}
+
+pub use crate::manifest::file_name;
+
+/// The pairs (`k >= l`) a selection needs, dependencies included, in build order.
+pub fn plan(rules: &Rules, selection: Selection) -> Result<Vec<(u32, u32)>, BuildError> {
+    let max = rules.stones as u32;
+    let valid = |k: u32, l: u32| (3..=max).contains(&k) && (3..=max).contains(&l);
+    let mut want = BTreeSet::new();
+    let mut stack: Vec<(u32, u32)> = match selection {
+        Selection::All => (3..=max).flat_map(|k| (3..=k).map(move |l| (k, l))).collect(),
+        Selection::MaxStones(n) => (3..=max)
+            .flat_map(|k| (3..=k).map(move |l| (k, l)))
+            .filter(|&(k, l)| k + l <= n)
+            .collect(),
+        Selection::Only(k, l) => {
+            if !valid(k, l) {
+                return Err(BuildError::Subspace { k, l, max: rules.stones });
+            }
+            vec![(k.max(l), k.min(l))]
+        }
+    };
+    while let Some((k, l)) = stack.pop() {
+        if !want.insert((k, l)) {
+            continue;
+        }
+        // k-l captures into (l-1)-k, l-k into (k-1)-l.
+        for (a, b) in [(l - 1, k), (k - 1, l)] {
+            if valid(a, b) {
+                stack.push((a.max(b), a.min(b)));
+            }
+        }
+    }
+    let mut pairs: Vec<_> = want.into_iter().collect();
+    pairs.sort_by_key(|&(k, l)| (k + l, k, l));
+    Ok(pairs)
+}
+
+/// The subspaces of a pair: `k-l`, then `l-k` unless equal.
+pub fn subspaces((k, l): (u32, u32)) -> Vec<(u32, u32)> {
+    if k == l { vec![(k, l)] } else { vec![(k, l), (l, k)] }
+}
+
+/// Opens the finished file of subspace `k-l`, checking header and checksums.
+pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    let expect = Expect::exact(idx.rules().fingerprint(), k, l, idx.size(k, l));
+    let file = SubspaceFile::open(&db.join(file_name(k, l)), &expect)?;
+    file.verify_checksums()?;
+    Ok(file)
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+    move |source| BuildError::Io { what, path: path.to_path_buf(), source }
+}
+
+/// Builds the selected subspaces into `opts.db`, skipping finished ones.
+pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairReport>, BuildError> {
+    let idx = Index::standard();
+    assert!(std::ptr::eq(rules, idx.rules()), "only the standard rules have an index yet");
+    std::fs::create_dir_all(&opts.db).map_err(io("creating", &opts.db))?;
+    remove_stale_temporaries(&opts.db)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| BuildError::Threads(e.to_string()))?;
+    let pairs = plan(rules, opts.selection)?;
+    let bars = Bars::new(opts.quiet, &pairs, idx);
+    let mut manifest = Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    let mut reports = Vec::new();
+    for &pair in &pairs {
+        let slots: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
+        if subspaces(pair).iter().all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok()) {
+            bars.skip(pair, slots);
+            reports.push(PairReport {
+                pair,
+                positions: slots,
+                seconds: 0.0,
+                bytes: 0,
+                wdl_bytes: 0,
+                depth_bytes: 0,
+                peak_rss: peak_rss(),
+                skipped: true,
+            });
+            continue;
+        }
+        check_memory(idx, pair)?;
+        let report = pool.install(|| build_pair(idx, &opts.db, pair, &bars, &mut manifest))?;
+        bars.done(pair, slots);
+        reports.push(report);
+    }
+    bars.finish();
+    Ok(reports)
+}
+
+fn build_pair(
+    idx: &Index,
+    db: &Path,
+    pair: (u32, u32),
+    bars: &Bars,
+    manifest: &mut Manifest,
+) -> Result<PairReport, BuildError> {
+    let start = Instant::now();
+    let (k, l) = pair;
+    let lowers: Vec<((u32, u32), Vec<u16>)> = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
+        .into_iter()
+        .filter(|&(a, _)| a >= 3)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|(a, b)| Ok(((a, b), open_checked(db, idx, a, b)?.read_all()?)))
+        .collect::<Result<_, FormatError>>()?;
+    let lower = |a: u32, b: u32| lowers.iter().find(|(d, _)| *d == (a, b)).map(|(_, c)| c.as_slice());
+    let bar = bars.pair(pair, idx);
+    let solved = retro::solve_pair(idx, k, l, lower, &|stage, frac| {
+        bar.set_message(stage.to_string());
+        bar.set_position((frac * 1000.0) as u64);
+    });
+    bar.set_message("writing");
+    let solve_seconds = start.elapsed().as_secs_f64();
+    let mut report = PairReport {
+        pair,
+        positions: solved.iter().map(|s| s.codes.len() as u64).sum(),
+        seconds: 0.0,
+        bytes: 0,
+        wdl_bytes: 0,
+        depth_bytes: 0,
+        peak_rss: 0,
+        skipped: false,
+    };
+    for s in &solved {
+        let meta = meta(idx, s);
+        let written = format::write_subspace(&db.join(file_name(s.k, s.l)), &meta, &s.codes)?;
+        report.bytes += written.bytes;
+        report.wdl_bytes += written.wdl_bytes;
+        report.depth_bytes += written.depth_bytes;
+        let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
+        let mut entry = Entry::from_meta(&meta, s.codes.len() as u64, &written, share);
+        let example = |slot: Option<(u16, u64)>| {
+            slot.map(|(_, i)| {
+                let (own, opp) = idx.position(s.k, s.l, i);
+                let pos = Position::moving(Color::White, own, opp);
+                fen::format(idx.rules(), &pos, Counters { plies_since_removal: 0, fullmove: 1 })
+            })
+        };
+        entry.longest_win_example = example(s.summary.longest_win);
+        entry.longest_loss_example = example(s.summary.longest_loss);
+        manifest.record(db, entry).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    }
+    bar.finish_and_clear();
+    report.seconds = start.elapsed().as_secs_f64();
+    report.peak_rss = peak_rss();
+    Ok(report)
+}
+
+fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
+    let m = &s.summary;
+    SubspaceMeta {
+        k: s.k,
+        l: s.l,
+        fingerprint: idx.rules().fingerprint(),
+        variant: idx.rules().name.to_string(),
+        wins: m.wins,
+        losses: m.losses,
+        draws: m.draws,
+        longest_win: m.longest_win.map_or(0, |x| x.0),
+        longest_loss: m.longest_loss.map_or(0, |x| x.0),
+    }
+}
+
+fn remove_stale_temporaries(db: &Path) -> Result<(), BuildError> {
+    for entry in std::fs::read_dir(db).map_err(io("reading", db))? {
+        let path = entry.map_err(io("reading", db))?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            std::fs::remove_file(&path).map_err(io("removing", &path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a pair that cannot fit in the memory available now.
+fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
+    let lower: u64 = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
+        .into_iter()
+        .filter(|&(a, _)| a >= 3)
+        .map(|(a, b)| idx.size(a, b) * 2)
+        .sum();
+    // Codes and counters, lower subspaces, and the compressed output being written.
+    let need = retro::pair_memory(idx, k, l) + lower + retro::pair_memory(idx, k, l) / 6;
+    let have = mem_available();
+    match have {
+        Some(have) if need > have => Err(BuildError::Memory {
+            pair: format!("{k}-{l}"),
+            need_gib: need as f64 / (1u64 << 30) as f64,
+            have_gib: have as f64 / (1u64 << 30) as f64,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn meminfo(key: &str) -> Option<u64> {
+    read_kib("/proc/meminfo", key)
+}
+
+fn read_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Memory available to new allocations, bytes (Linux), if known.
+pub fn mem_available() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// The process's resident-memory high-water mark, bytes (Linux; 0 if unknown).
+pub fn peak_rss() -> u64 {
+    read_kib("/proc/self/status", "VmHWM:").unwrap_or(0)
+}
+
+/// Progress bars: one overall (weighted by positions, so its ETA is honest), one per pair.
+struct Bars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+}
+
+impl Bars {
+    fn new(quiet: bool, pairs: &[(u32, u32)], idx: &Index) -> Bars {
+        let multi = MultiProgress::with_draw_target(if quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        });
+        let total: u64 = pairs.iter().flat_map(|&p| subspaces(p)).map(|(a, b)| idx.size(a, b)).sum();
+        let overall = multi.add(ProgressBar::new(total));
+        overall.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} positions, ETA {eta_precise}",
+            )
+            .expect("valid template"),
+        );
+        overall.set_prefix("all");
+        Bars { multi, overall }
+    }
+
+    fn pair(&self, (k, l): (u32, u32), idx: &Index) -> ProgressBar {
+        let bar = self.multi.add(ProgressBar::new(1000));
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {bar:40} {msg}").expect("valid template"),
+        );
+        let slots: u64 = subspaces((k, l)).iter().map(|&(a, b)| idx.size(a, b)).sum();
+        bar.set_prefix(format!("{k}-{l}"));
+        bar.set_message(format!("{slots} positions"));
+        bar
+    }
+
+    fn skip(&self, (k, l): (u32, u32), slots: u64) {
+        self.overall.set_length(self.overall.length().unwrap_or(0) - slots);
+        self.overall.println(format!("{k}-{l}: finished earlier, checked, skipped"));
+    }
+
+    fn done(&self, (k, l): (u32, u32), slots: u64) {
+        self.overall.inc(slots);
+        self.overall.println(format!(
+            "{k}-{l}: done, {slots} positions, {:.0} s so far",
+            self.overall.elapsed().as_secs_f64()
+        ));
+    }
+
+    fn finish(&self) {
+        self.overall.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_are_bottom_up_and_complete() {
+        let r = Rules::standard();
+        assert_eq!(plan(r, Selection::Only(3, 3)).unwrap(), vec![(3, 3)]);
+        assert_eq!(plan(r, Selection::Only(3, 4)).unwrap(), vec![(3, 3), (4, 3)]);
+        let all = plan(r, Selection::All).unwrap();
+        assert_eq!(all.len(), 28);
+        assert_eq!(plan(r, Selection::MaxStones(9)).unwrap(), vec![(3, 3), (4, 3), (4, 4), (5, 3)]);
+        for (i, &(k, l)) in all.iter().enumerate() {
+            for (a, b) in [(l - 1, k), (k - 1, l)] {
+                if a >= 3 {
+                    let dep = (a.max(b), a.min(b));
+                    assert!(all[..i].contains(&dep), "{k}-{l} before {dep:?}");
+                }
+            }
+        }
+        assert!(plan(r, Selection::Only(2, 5)).is_err());
+    }
+}

@@ -1,0 +1,192 @@
+//! `build`, `verify`, `stats`: making and checking a database directory.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use millbase::build::{self, BuildOptions, PairReport, Selection};
+use millbase::index::{Index, binomial};
+use millbase::manifest::{Manifest, parse_subspace};
+use millbase::{Rules, verify};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `build`.
+#[derive(Args)]
+pub struct BuildArgs {
+    /// The database directory.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// Build only the pair K-L / L-K (and what it depends on), e.g. `--only 5-4`.
+    #[arg(long, value_name = "K-L", conflicts_with = "max_stones")]
+    only: Option<String>,
+    /// Build every pair with at most N stones on the board in all, e.g. `--max-stones 10`.
+    #[arg(long, value_name = "N")]
+    max_stones: Option<u32>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Arguments of `verify`.
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The database directory.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// Check only the pair K-L / L-K.
+    #[arg(long, value_name = "K-L")]
+    only: Option<String>,
+}
+
+/// Arguments of `stats`.
+#[derive(Args)]
+pub struct StatsArgs {
+    /// The database directory.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// One JSON object per subspace, in a JSON list.
+    #[arg(long)]
+    json: bool,
+}
+
+fn subspace_arg(text: &str) -> Result<(u32, u32)> {
+    parse_subspace(text).with_context(|| format!("'{text}' is not a subspace: write K-L, e.g. 5-4"))
+}
+
+/// `millbase build`.
+pub fn build(a: BuildArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let selection = match (&a.only, a.max_stones) {
+        (Some(s), _) => {
+            let (k, l) = subspace_arg(s)?;
+            Selection::Only(k, l)
+        }
+        (None, Some(n)) => Selection::MaxStones(n),
+        (None, None) => Selection::All,
+    };
+    let opts = BuildOptions { db: a.db.clone(), selection, threads: a.threads, quiet: a.quiet };
+    let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
+    let reports = build::build(rules, &opts)?;
+    print_reports(&reports, threads);
+    println!("database directory: {}", a.db.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_reports(reports: &[PairReport], threads: usize) {
+    println!(
+        "{:>5} {:>13} {:>9} {:>12} {:>9} {:>12} {:>9} {:>9}",
+        "pair", "positions", "seconds", "pos/s/thread", "peak MiB", "bytes", "WDL b/p", "depth b/p"
+    );
+    for r in reports {
+        let (k, l) = r.pair;
+        if r.skipped {
+            println!("{:>5} {:>13} {:>9}", format!("{k}-{l}"), r.positions, "skipped");
+            continue;
+        }
+        let bits = |b: u64| b as f64 * 8.0 / r.positions as f64;
+        println!(
+            "{:>5} {:>13} {:>9.2} {:>12.0} {:>9} {:>12} {:>9.3} {:>9.3}",
+            format!("{k}-{l}"),
+            r.positions,
+            r.seconds,
+            r.positions as f64 / r.seconds / threads as f64,
+            r.peak_rss >> 20,
+            r.bytes,
+            bits(r.wdl_bytes),
+            bits(r.depth_bytes)
+        );
+    }
+}
+
+/// `millbase verify`.
+pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
+    let idx = Index::standard();
+    let only = a.only.as_deref().map(subspace_arg).transpose()?;
+    let checks = verify::check(&a.db, idx, only)?;
+    if checks.is_empty() {
+        bail!("no database files in {}: run `millbase build --db {}` first", a.db.display(), a.db.display());
+    }
+    let mut bad = 0;
+    for c in &checks {
+        let (k, l) = c.subspace;
+        println!("{k}-{l}: {} slots, {} mismatches", c.slots, c.mismatches);
+        for m in &c.examples {
+            let fen = millbase::fen::format(idx.rules(), &m.position, Default::default());
+            println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
+        }
+        bad += c.mismatches;
+    }
+    if bad > 0 {
+        println!("verify FAILED: {bad} mismatches");
+        return Ok(ExitCode::from(1));
+    }
+    println!("verify ok: every value agrees with its successors");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line of `stats --json`.
+#[derive(Serialize)]
+struct Stat {
+    subspace: String,
+    classes: u64,
+    raw: u64,
+    wins: u64,
+    losses: u64,
+    draws: u64,
+    longest_win: u16,
+    longest_loss: u16,
+    longest_win_example: Option<String>,
+    longest_loss_example: Option<String>,
+}
+
+/// `millbase stats`.
+pub fn stats(a: StatsArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let manifest = Manifest::load(&a.db)?
+        .with_context(|| format!("no manifest.json in {}: run `millbase build --db {}`", a.db.display(), a.db.display()))?;
+    let n = rules.points() as u32;
+    let mut stats: Vec<Stat> = manifest
+        .subspaces
+        .iter()
+        .filter_map(|e| {
+            let (k, l) = e.subspace()?;
+            Some(Stat {
+                subspace: e.name.clone(),
+                classes: e.wins + e.losses + e.draws,
+                raw: binomial(n, k) * binomial(n - k, l),
+                wins: e.wins,
+                losses: e.losses,
+                draws: e.draws,
+                longest_win: e.longest_win,
+                longest_loss: e.longest_loss,
+                longest_win_example: e.longest_win_example.clone(),
+                longest_loss_example: e.longest_loss_example.clone(),
+            })
+        })
+        .collect();
+    stats.sort_by_key(|s| parse_subspace(&s.subspace).map(|(k, l)| (k + l, k, l)));
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{:>5} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
+        "k-l", "classes", "raw", "wins", "losses", "draws", "lwin", "lloss"
+    );
+    for s in &stats {
+        println!(
+            "{:>5} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
+            s.subspace, s.classes, s.raw, s.wins, s.losses, s.draws, s.longest_win, s.longest_loss
+        );
+        if let Some(f) = &s.longest_win_example {
+            println!("      longest win:  {f}");
+        }
+        if let Some(f) = &s.longest_loss_example {
+            println!("      longest loss: {f}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

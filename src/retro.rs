@@ -1,0 +1,454 @@
+//! Retrograde analysis of one pair of subspaces `k-l` and `l-k`, in memory.
+//!
+//! Within a pair only quiet moves (slides and jumps that close no mill) stay inside
+//! the pair; captures lead to the already solved subspace `(l-1)-k`, or end the game
+//! when the opponent is left with two stones. The scheme is Gasser's, with depths:
+//!
+//! 1. *Initialisation*, one pass over every slot: no legal move is `Loss(0)`; a
+//!    capture into a lost position makes a *tentative* win `Win(m+1)` (a quiet line
+//!    may still win faster); a position whose every move is a capture into a won
+//!    position is lost, `Loss(1 + max)`. Every other position gets a counter: the
+//!    number of *distinct* successor slots of its quiet moves (a position can reach
+//!    the same symmetry class twice), plus one if some capture leads to a draw or
+//!    worse for the opponent (so the counter can never run out).
+//! 2. *Layers* `t = 0, 1, 2, ...`: every slot whose value has distance `t` is final
+//!    (anything shorter was found in an earlier layer). Its predecessors (un-moves
+//!    that closed no mill, deduplicated by slot) are updated: after a `Loss(t)` they
+//!    become `Win(t+1)` unless they already win as fast; after a `Win(t)` their
+//!    counter drops, and at zero the predecessor is lost in `max(t+1, 1 + the
+//!    longest capture win)`: one more than the *largest* successor win.
+//! 3. What is never decided is a draw.
+//!
+//! Each slot is one `u16` cell while solving: a decided value's code (below `0x8000`),
+//! or `0x8000 | counter` while undecided, so an update touches one cache line. Cells
+//! are updated through relaxed atomics from rayon workers: within a layer every
+//! write to a cell writes the same value, so the result does not depend on timing.
+//!
+//! Two positions reached from one position can fall into one symmetry class only if
+//! a symmetry fixes the stones that did not move; so successor and predecessor lists
+//! are deduplicated only when that set has a non-trivial stabilizer.
+
+use crate::index::{Index, first_subset, next_subset, pdep};
+use crate::position::points;
+use crate::rules::{Bits, Rules};
+use crate::value::Value;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+
+/// Marks an undecided cell; the low bits count its successors not yet known to win.
+const UNDECIDED: u16 = 0x8000;
+
+/// The cell of a duplicate slot while building (not a real value).
+const DUPLICATE: u16 = u16::MAX;
+
+/// Slots scanned per rayon task.
+const CHUNK: usize = 1 << 14;
+
+/// Statistics of one solved subspace, counted per symmetry class (canonical slot).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Canonical slots: the number of symmetry classes of positions.
+    pub classes: u64,
+    /// Won classes.
+    pub wins: u64,
+    /// Lost classes.
+    pub losses: u64,
+    /// Drawn classes.
+    pub draws: u64,
+    /// Longest win in plies and a slot that has it.
+    pub longest_win: Option<(u16, u64)>,
+    /// Longest loss in plies and a slot that has it.
+    pub longest_loss: Option<(u16, u64)>,
+}
+
+/// A solved subspace: the code of every slot (duplicates carry their canonical
+/// twin's code) and its summary.
+pub struct Solved {
+    /// Stones of the side to move.
+    pub k: u32,
+    /// Stones of the opponent.
+    pub l: u32,
+    /// `codes[slot]`, see [`Value::code`].
+    pub codes: Vec<u16>,
+    /// Counts and extremes.
+    pub summary: Summary,
+}
+
+/// Progress callback: `(stage, fraction done of that stage)`.
+pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
+
+/// One subspace of the pair while it is being solved.
+struct Side<'a> {
+    k: u32,
+    l: u32,
+    cells: &'a [AtomicU16],
+    /// Codes of `(l-1)-k`, where captures lead, if `l > 3`.
+    lower: Option<&'a [u16]>,
+}
+
+/// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
+fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
+    // SAFETY: AtomicU16 has the size and alignment of u16, and `v` is borrowed mutably,
+    // so no non-atomic access can happen while the view lives.
+    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
+}
+
+#[inline]
+fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+}
+
+/// What the moves of a position show before any quiet successor is known.
+#[derive(Default)]
+struct Exam {
+    any_move: bool,
+    /// Fastest win through a capture.
+    capture_win: Option<u16>,
+    /// Some capture leads to a draw or a loss for the mover.
+    capture_nonwin: bool,
+    /// Longest opponent win after a capture.
+    capture_loss: Option<u16>,
+    /// Distinct quiet successor slots.
+    quiet: usize,
+}
+
+struct Solver<'a> {
+    idx: &'a Index,
+    rules: &'a Rules,
+}
+
+impl Solver<'_> {
+    /// Calls `f(own_after, closes_mill)` for every move of the side to move.
+    #[inline]
+    fn moves(&self, own: Bits, opp: Bits, mut f: impl FnMut(Bits, bool)) {
+        let empty = self.rules.all() & !(own | opp);
+        let fly = self.rules.flies(own.count_ones(), 0);
+        for from in points(own) {
+            for to in points(self.rules.destinations(from, empty, fly)) {
+                let after = own ^ (1 << from) ^ (1 << to);
+                f(after, self.rules.closes_mill(after, to));
+            }
+        }
+    }
+
+    /// Examines the moves of `(own, opp)` in side `s`; with `count_quiet`, counts the
+    /// distinct slots of quiet successors (in the other side of the pair).
+    fn examine(&self, s: &Side, own: Bits, opp: Bits, count_quiet: bool) -> Exam {
+        let mut e = Exam::default();
+        let removable = self.rules.removable(opp);
+        let canon = self.idx.canon(opp);
+        let mut buf = [0u64; 64];
+        self.moves(own, opp, |after, closes| {
+            e.any_move = true;
+            if closes {
+                for r in points(removable) {
+                    let child = match s.lower {
+                        None => Value::Loss(0),
+                        Some(lower) => {
+                            Value::from_code(lower[self.idx.index(opp & !(1 << r), after) as usize])
+                        }
+                    };
+                    match child {
+                        Value::Loss(m) => e.capture_win = Some(e.capture_win.map_or(m + 1, |w| w.min(m + 1))),
+                        Value::Draw => e.capture_nonwin = true,
+                        Value::Win(m) => e.capture_loss = Some(e.capture_loss.map_or(m, |w| w.max(m))),
+                    }
+                }
+            } else if count_quiet {
+                if canon.stab != 0 {
+                    buf[e.quiet] = self.idx.slot(&canon, after);
+                }
+                e.quiet += 1;
+            }
+        });
+        if canon.stab != 0 {
+            e.quiet = distinct(&mut buf[..e.quiet]);
+        }
+        e
+    }
+
+    /// Initial cell of a position.
+    fn init(&self, s: &Side, own: Bits, opp: Bits) -> u16 {
+        let e = self.examine(s, own, opp, true);
+        if !e.any_move {
+            return Value::Loss(0).code();
+        }
+        if let Some(w) = e.capture_win {
+            return Value::Win(w).code();
+        }
+        if e.quiet == 0 && !e.capture_nonwin {
+            let longest = e.capture_loss.expect("every move is a capture into a win");
+            return Value::Loss(longest + 1).code();
+        }
+        UNDECIDED | (e.quiet as u16 + e.capture_nonwin as u16)
+    }
+
+    /// Distinct slots (in the other side) of the positions that reach `(own, opp)` by
+    /// a quiet move of the opponent; `own_stab` is the stabilizer of `own`.
+    fn predecessors(&self, own: Bits, opp: Bits, own_stab: u16, out: &mut [u64; 64]) -> usize {
+        let empty = self.rules.all() & !(own | opp);
+        let fly = self.rules.flies(opp.count_ones(), 0);
+        let mut n = 0;
+        for to in points(opp) {
+            if self.rules.closes_mill(opp, to) {
+                continue;
+            }
+            for from in points(self.rules.destinations(to, empty, fly)) {
+                out[n] = self.idx.index(opp ^ (1 << to) ^ (1 << from), own);
+                n += 1;
+            }
+        }
+        if own_stab != 0 { distinct(&mut out[..n]) } else { n }
+    }
+
+    /// Initialises side `s`: cells and duplicate marks.
+    fn initialise(&self, s: &Side, progress: Progress) {
+        let per = self.idx.per_class(s.k, s.l);
+        let classes = self.idx.classes(s.k);
+        let done = AtomicU64::new(0);
+        (0..classes).into_par_iter().for_each(|class| {
+            let (rep, stab) = self.idx.class(s.k, class);
+            let free = self.rules.all() & !rep;
+            let mut packed = first_subset(s.l);
+            for r in 0..per {
+                let slot = (class * per + r) as usize;
+                let opp = pdep(packed, free);
+                if r + 1 < per {
+                    packed = next_subset(packed);
+                }
+                let cell = if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
+                    DUPLICATE
+                } else {
+                    self.init(s, rep, opp)
+                };
+                s.cells[slot].store(cell, Relaxed);
+            }
+            let d = done.fetch_add(1, Relaxed);
+            if d % 256 == 0 {
+                progress("init", d as f64 / classes as f64);
+            }
+        });
+    }
+
+    /// Processes the final values of distance `t` in side `s`, updating `other`.
+    /// Returns the largest distance assigned.
+    fn layer(&self, s: &Side, other: &Side, t: u16) -> u16 {
+        let target = Value::from_distance(t).code();
+        let per = self.idx.per_class(s.k, s.l);
+        s.cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(ci, chunk)| {
+                let mut longest = 0;
+                let mut preds = [0u64; 64];
+                for (j, v) in chunk.iter().enumerate() {
+                    if v.load(Relaxed) != target {
+                        continue;
+                    }
+                    let slot = (ci * CHUNK + j) as u64;
+                    let (own, opp) = self.idx.position(s.k, s.l, slot);
+                    let (_, stab) = self.idx.class(s.k, slot / per);
+                    let n = self.predecessors(own, opp, stab, &mut preds);
+                    for &q in &preds[..n] {
+                        prefetch(&other.cells[q as usize]);
+                    }
+                    for &q in &preds[..n] {
+                        longest = longest.max(self.update(other, q as usize, t));
+                    }
+                }
+                longest
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A predecessor `q` (in side `s`) of a final value of distance `t`.
+    #[inline]
+    fn update(&self, s: &Side, q: usize, t: u16) -> u16 {
+        let cell = &s.cells[q];
+        if t % 2 == 0 {
+            // The successor is lost: q wins in t + 1 unless it already wins as fast.
+            let win = Value::Win(t + 1).code();
+            let mut cur = cell.load(Relaxed);
+            loop {
+                let undecided = cur & UNDECIDED != 0;
+                let slower_win = !undecided && cur % 2 == 0 && cur > win;
+                if !undecided && !slower_win {
+                    return 0;
+                }
+                match cell.compare_exchange_weak(cur, win, Relaxed, Relaxed) {
+                    Ok(_) => return t + 1,
+                    Err(now) => cur = now,
+                }
+            }
+        } else {
+            // The successor wins: one fewer way out for q.
+            if cell.load(Relaxed) & UNDECIDED == 0 || cell.fetch_sub(1, Relaxed) != UNDECIDED + 1 {
+                return 0;
+            }
+            let (own, opp) = self.idx.position(s.k, s.l, q as u64);
+            let e = self.examine(s, own, opp, false);
+            let depth = (t + 1).max(e.capture_loss.map_or(0, |m| m + 1));
+            cell.store(Value::Loss(depth).code(), Relaxed);
+            depth
+        }
+    }
+
+    /// Undecided cells become draws, duplicates take their canonical twin's code;
+    /// returns the counts and extremes.
+    fn finish(&self, s: &Side) -> Summary {
+        s.cells.par_iter().for_each(|v| {
+            let c = v.load(Relaxed);
+            if c & UNDECIDED != 0 && c != DUPLICATE {
+                v.store(Value::Draw.code(), Relaxed);
+            }
+        });
+        let summary = s
+            .cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(ci, chunk)| {
+                let mut m = Summary::default();
+                for (j, v) in chunk.iter().enumerate() {
+                    let code = v.load(Relaxed);
+                    if code == DUPLICATE {
+                        continue;
+                    }
+                    let slot = (ci * CHUNK + j) as u64;
+                    m.classes += 1;
+                    match Value::from_code(code) {
+                        Value::Win(n) => {
+                            m.wins += 1;
+                            m.longest_win = longer(m.longest_win, (n, slot));
+                        }
+                        Value::Loss(n) => {
+                            m.losses += 1;
+                            m.longest_loss = longer(m.longest_loss, (n, slot));
+                        }
+                        Value::Draw => m.draws += 1,
+                    }
+                }
+                m
+            })
+            .reduce(Summary::default, merge);
+        s.cells.par_chunks(CHUNK).enumerate().for_each(|(ci, chunk)| {
+            for (j, v) in chunk.iter().enumerate() {
+                if v.load(Relaxed) == DUPLICATE {
+                    let (own, opp) = self.idx.position(s.k, s.l, (ci * CHUNK + j) as u64);
+                    let twin = self.idx.index(own, opp) as usize;
+                    v.store(s.cells[twin].load(Relaxed), Relaxed);
+                }
+            }
+        });
+        summary
+    }
+}
+
+fn longer(a: Option<(u16, u64)>, b: (u16, u64)) -> Option<(u16, u64)> {
+    match a {
+        Some(x) if x.0 > b.0 || (x.0 == b.0 && x.1 <= b.1) => Some(x),
+        _ => Some(b),
+    }
+}
+
+fn merge(a: Summary, b: Summary) -> Summary {
+    Summary {
+        classes: a.classes + b.classes,
+        wins: a.wins + b.wins,
+        losses: a.losses + b.losses,
+        draws: a.draws + b.draws,
+        longest_win: b.longest_win.map_or(a.longest_win, |x| longer(a.longest_win, x)),
+        longest_loss: b.longest_loss.map_or(a.longest_loss, |x| longer(a.longest_loss, x)),
+    }
+}
+
+/// Sorts and deduplicates `v` in place; returns the number of distinct values.
+fn distinct(v: &mut [u64]) -> usize {
+    v.sort_unstable();
+    let mut n = 0;
+    for i in 0..v.len() {
+        if n == 0 || v[i] != v[n - 1] {
+            v[n] = v[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Bytes of memory a pair needs while solving, lower subspaces excluded: one
+/// `u16` cell per slot.
+pub fn pair_memory(idx: &Index, k: u32, l: u32) -> u64 {
+    let slots = idx.size(k, l) + if k == l { 0 } else { idx.size(l, k) };
+    slots * 2
+}
+
+/// Solves the pair `k-l` / `l-k`. `lower(a, b)` must return the codes of the solved
+/// subspace `a-b` for the capture targets `(l-1)-k` and `(k-1)-l` (when at least 3).
+/// Returns `k-l` first, then `l-k` unless `k == l`.
+pub fn solve_pair<'a>(
+    idx: &Index,
+    k: u32,
+    l: u32,
+    lower: impl Fn(u32, u32) -> Option<&'a [u16]>,
+    progress: Progress,
+) -> Vec<Solved> {
+    let solver = Solver { idx, rules: idx.rules() };
+    let dims: Vec<(u32, u32)> = if k == l { vec![(k, l)] } else { vec![(k, l), (l, k)] };
+    let mut codes: Vec<Vec<u16>> = dims.iter().map(|&(a, b)| vec![0u16; idx.size(a, b) as usize]).collect();
+    let summaries = {
+        let sides: Vec<Side> = dims
+            .iter()
+            .zip(codes.iter_mut())
+            .map(|(&(a, b), c)| Side {
+                k: a,
+                l: b,
+                cells: atomic16(c),
+                lower: (b > 3).then(|| lower(b - 1, a).expect("the lower subspace is solved")),
+            })
+            .collect();
+        for s in &sides {
+            solver.initialise(s, progress);
+        }
+        let decided = |c: u16| c & UNDECIDED == 0;
+        let mut longest = sides
+            .iter()
+            .filter_map(|s| s.cells.par_iter().map(|v| v.load(Relaxed)).filter(|&c| decided(c)).max())
+            .max()
+            .map_or(0, |c| Value::from_code(c).distance().unwrap_or(0));
+        let mut t = 0u16;
+        while t <= longest {
+            progress(&format!("layer {t}"), t as f64 / (longest as f64 + 1.0));
+            for (i, s) in sides.iter().enumerate() {
+                let other = &sides[(i + 1) % sides.len()];
+                longest = longest.max(solver.layer(s, other, t));
+            }
+            t += 1;
+        }
+        sides.iter().map(|s| solver.finish(s)).collect::<Vec<_>>()
+    };
+    dims.into_iter()
+        .zip(codes)
+        .zip(summaries)
+        .map(|(((k, l), codes), summary)| Solved { k, l, codes, summary })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_three_matches_gasser() {
+        let idx = Index::standard();
+        let solved = solve_pair(idx, 3, 3, |_, _| None, &|_, _| {});
+        let s = &solved[0].summary;
+        assert_eq!(s.longest_loss.map(|x| x.0), Some(26));
+        let won = s.wins as f64 / s.classes as f64;
+        assert!((0.82..0.84).contains(&won), "won fraction {won}");
+    }
+}
+
