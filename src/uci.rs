@@ -8,6 +8,8 @@
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
 //! `info string error: ...` line and is otherwise ignored.
 
+#[cfg(test)]
+use crate::engine::score;
 use crate::engine::score::mate_plies;
 use crate::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
 use crate::fen;
@@ -381,7 +383,11 @@ pub fn parse_go(rest: &str, side: Color, options: &Options) -> Result<Limits, St
             "ponder" => {}
             "depth" => limits.depth = Some(number(i)?.clamp(1, u32::MAX as u64) as u32),
             "nodes" => limits.nodes = Some(number(i)?.max(1)),
-            "movetime" => limits.movetime = Some(Duration::from_millis(number(i)?)),
+            "movetime" => {
+                limits.movetime = Some(number(i)?)
+                    .filter(|&t| t > 0)
+                    .map(Duration::from_millis)
+            }
             "wtime" => clock[0] = Some(number(i)?),
             "btime" => clock[1] = Some(number(i)?),
             "winc" => inc[0] = number(i)?,
@@ -485,4 +491,107 @@ pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String
 pub fn run_stdio(rules: &'static Rules, opener: Option<EndgameOpener>) {
     let mut session = Uci::new(rules, std::io::stdout(), opener);
     session.run(std::io::stdin().lock());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::score;
+
+    #[test]
+    fn go_limits() {
+        let o = Options::default();
+        let ms = Duration::from_millis;
+        let go = |text: &str, side| parse_go(text, side, &o).unwrap();
+        assert_eq!(
+            go("depth 4", Color::White),
+            Limits {
+                depth: Some(4),
+                ..Limits::default()
+            }
+        );
+        assert_eq!(
+            go("", Color::White),
+            Limits {
+                movetime: Some(ms(1000)),
+                ..Limits::default()
+            }
+        );
+        assert_eq!(go("infinite", Color::White), Limits::default());
+        assert_eq!(
+            go("movetime 0 nodes 7", Color::White),
+            Limits {
+                nodes: Some(7),
+                ..Limits::default()
+            }
+        );
+        let clock = go("wtime 10000 btime 2500 winc 100 binc 0", Color::Black);
+        assert_eq!(clock.movetime, Some(ms(100)));
+        assert!(parse_go("depth", Color::White, &o).is_err());
+        assert!(parse_go("depth x", Color::White, &o).is_err());
+        assert!(parse_go("sometimes", Color::White, &o).is_err());
+        let skill = Options {
+            skill_level: 6,
+            move_time_ms: 0,
+            ..Options::default()
+        };
+        assert_eq!(
+            parse_go("", Color::White, &skill).unwrap(),
+            Limits {
+                depth: Some(6),
+                ..Limits::default()
+            }
+        );
+    }
+
+    #[test]
+    fn tokens_scores_and_options() {
+        let r = Rules::standard();
+        let capture = crate::notation::parse_ply_syntax(r, "d7xf4").unwrap();
+        assert_eq!(sanmill_token(r, capture), "d7");
+        assert_eq!(
+            sanmill_token(r, Ply::removal(r.point("f4").unwrap())),
+            "xf4"
+        );
+        assert_eq!(score_text(35), "cp 35");
+        assert_eq!(score_text(score::MATE - 3), "mate 2");
+        assert_eq!(score_text(-(score::MATE - 2)), "mate -1");
+        assert_eq!(
+            parse_setoption("name Database Path value /tmp/a b"),
+            Some(("Database Path".to_string(), "/tmp/a b".to_string()))
+        );
+        assert_eq!(
+            parse_setoption("name Clear"),
+            Some(("Clear".to_string(), String::new()))
+        );
+        assert_eq!(parse_setoption("value 3"), None);
+    }
+
+    #[test]
+    fn a_session_in_memory() {
+        let r = Rules::standard();
+        let buf = Arc::new(Mutex::new(Vec::<u8>::new()));
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().write(b)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut uci = Uci::new(r, Shared(buf.clone()), None);
+        let input = "setoption name DatabasePath value /nowhere\nposition startpos moves a7 d6 d7 f4\ngo depth 2\n";
+        uci.run(input.as_bytes());
+        let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("info string error: "), "{text}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info depth 2 ") && l.ends_with(" bestmove g7")),
+            "{text}"
+        );
+        assert!(lines.last().unwrap().starts_with("bestmove g7x"), "{text}");
+    }
 }

@@ -83,7 +83,7 @@ fn random_position(rng: &mut SplitMix, max: u64) -> Position {
         })
     };
     let (white, black) = (stones(rng), stones(rng));
-    let side = if rng.next_u64() % 2 == 0 {
+    let side = if rng.next_u64().is_multiple_of(2) {
         Color::White
     } else {
         Color::Black
@@ -174,7 +174,7 @@ fn answers_are_always_legal() {
             assert_eq!(res.pv.first(), Some(&best));
             // Mix in random plies so that the games visit varied positions.
             let legal = pos.legal_plies(r);
-            let ply = if rng.next_u64() % 3 == 0 {
+            let ply = if rng.next_u64().is_multiple_of(3) {
                 legal[(rng.next_u64() % legal.len() as u64) as usize]
             } else {
                 best
