@@ -8,8 +8,6 @@
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
 //! `info string error: ...` line and is otherwise ignored.
 
-#[cfg(test)]
-use crate::engine::score;
 use crate::engine::score::mate_plies;
 use crate::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
 use crate::fen;
