@@ -18,6 +18,10 @@ use std::time::Instant;
 
 /// How often (in nodes) the clock and the stop flag are looked at.
 const CHECK_EVERY: u64 = 1024;
+/// The first iteration searched with an aspiration window around the last score.
+const ASPIRATION_FROM: u32 = 4;
+/// Half the width of the first aspiration window, in centi-stones.
+const ASPIRATION: i32 = 40;
 /// Longest principal variation reported when playing by exact values.
 const EXACT_PV: usize = 12;
 
@@ -139,6 +143,9 @@ impl<'a> Search<'a> {
         for depth in 1..=max_depth {
             self.root_best = None;
             let score = match algorithm {
+                Algorithm::Pvs if depth >= ASPIRATION_FROM && result.depth > 0 => {
+                    self.aspiration(root, depth, result.score)
+                }
                 Algorithm::Pvs => {
                     self.negamax(root, depth, -INFINITE, INFINITE, 0, self.history_floor)
                 }
@@ -234,6 +241,29 @@ impl<'a> Search<'a> {
             pos.make(self.rules, ply);
         }
         line
+    }
+
+    /// A search in a window around `guess`, widened (fourfold each time) on the side
+    /// where it fails until the score falls inside.
+    fn aspiration(&mut self, root: &Position, depth: u32, guess: i32) -> i32 {
+        let mut delta = ASPIRATION;
+        let (mut low, mut high) = (guess - delta, guess + delta);
+        if is_mate(guess) {
+            (low, high) = (-INFINITE, INFINITE);
+        }
+        loop {
+            self.root_best = None;
+            let score = self.negamax(root, depth, low, high, 0, self.history_floor);
+            if self.aborted || (score > low && score < high) {
+                return score;
+            }
+            delta *= 4;
+            if score <= low {
+                low = (score - delta).max(-INFINITE);
+            } else {
+                high = (score + delta).min(INFINITE);
+            }
+        }
     }
 
     /// MTD(f): null-window searches from `guess` until the bounds meet.
