@@ -1,0 +1,330 @@
+//! Figures for the file format and the probe library.
+//!
+//! ```text
+//! cargo run --release --example format_bench -- synthetic [SLOTS]
+//!     bits per slot of the WDL and depth sections on synthetic codes, per encoding
+//! cargo run --release --example format_bench -- recode DB [K-L ...]
+//!     re-encodes real files with other encodings, levels and block sizes
+//! cargo run --release --example format_bench -- probe DB [PROBES]
+//!     random WDL and full probes per second (cold and warm, one thread), and
+//!     best-ply latency, per subspace present in DB
+//! ```
+//!
+//! Figures are medians of a few runs where timing matters.
+
+use millbase::format::{
+    Encoding, Expect, SubspaceFile, SubspaceMeta, WriteOptions, write_subspace_with,
+};
+use millbase::index::Index;
+use millbase::manifest::file_name;
+use millbase::probe::Tablebase;
+use millbase::{Color, Position, Rules, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+fn meta_for(k: u32, l: u32, codes: &[u16]) -> SubspaceMeta {
+    let mut m = SubspaceMeta {
+        k,
+        l,
+        fingerprint: Rules::standard().fingerprint(),
+        variant: "standard".into(),
+        wins: 0,
+        losses: 0,
+        draws: 0,
+        longest_win: 0,
+        longest_loss: 0,
+    };
+    for &c in codes {
+        match Value::from_code(c) {
+            Value::Win(n) => {
+                m.wins += 1;
+                m.longest_win = m.longest_win.max(n);
+            }
+            Value::Loss(n) => {
+                m.losses += 1;
+                m.longest_loss = m.longest_loss.max(n);
+            }
+            Value::Draw => m.draws += 1,
+        }
+    }
+    m
+}
+
+/// Skewed codes in runs, roughly shaped like a real table: mostly short wins,
+/// some losses, patches of draws.
+fn realistic(n: usize, seed: u64) -> Vec<u16> {
+    let mut r = Mix(seed);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let x = r.below(1000);
+        let run = 1 + r.below(12) as usize;
+        let code = if x < 100 {
+            0
+        } else if x < 800 {
+            2 * (r.below(4) + r.below(4)) as u16 + 2
+        } else {
+            2 * (r.below(13) as u16) + 1
+        };
+        for _ in 0..run.min(n - out.len()) {
+            out.push(code);
+        }
+    }
+    out
+}
+
+fn scratch() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("millbase-format-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `codes` with `opts` and prints the figures.
+fn trial(label: &str, k: u32, l: u32, codes: &[u16], opts: &WriteOptions) {
+    let path = scratch().join("trial.mdb");
+    let meta = meta_for(k, l, codes);
+    let t = Instant::now();
+    let rep = write_subspace_with(&path, &meta, codes, opts).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let n = codes.len().max(1) as f64;
+    println!(
+        "{label:<34} wdl {:>7.4} bits/slot  depth {:>7.4} bits/slot  total {:>12} bytes  write {:>6.2} s ({:.1} M slots/s)",
+        rep.wdl_bytes as f64 * 8.0 / n,
+        rep.depth_bytes as f64 * 8.0 / n,
+        rep.bytes,
+        secs,
+        n / secs / 1e6
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+fn variants(k: u32, l: u32, codes: &[u16]) {
+    let base = WriteOptions::default();
+    trial("default", k, l, codes, &base);
+    trial(
+        "bits2 wdl",
+        k,
+        l,
+        codes,
+        &WriteOptions {
+            wdl_encoding: Encoding::Bits2,
+            ..base.clone()
+        },
+    );
+    trial(
+        "both level 1 (time reference)",
+        k,
+        l,
+        codes,
+        &WriteOptions {
+            wdl_level: 1,
+            depth_level: 1,
+            ..base.clone()
+        },
+    );
+    // One section at a time; the other at level 1.
+    for block in [16, 18, 20] {
+        for level in [9, 15, 19] {
+            trial(
+                &format!("wdl 2^{block} level {level}"),
+                k,
+                l,
+                codes,
+                &WriteOptions {
+                    wdl_block: 1 << block,
+                    wdl_level: level,
+                    depth_level: 1,
+                    ..base.clone()
+                },
+            );
+        }
+    }
+    for block in [16, 17, 18] {
+        for level in [9, 12, 15, 19] {
+            trial(
+                &format!("depth 2^{block} level {level}"),
+                k,
+                l,
+                codes,
+                &WriteOptions {
+                    depth_block: 1 << block,
+                    depth_level: level,
+                    wdl_level: 1,
+                    ..base.clone()
+                },
+            );
+        }
+    }
+}
+
+fn synthetic(args: &[String]) {
+    let n: usize = args
+        .first()
+        .map_or(20_000_000, |s| s.parse().expect("SLOTS"));
+    println!("synthetic realistic codes, {n} slots");
+    variants(3, 3, &realistic(n, 1));
+    println!("uniform random codes (incompressible reference), {n} slots");
+    let mut r = Mix(2);
+    let codes: Vec<u16> = (0..n).map(|_| r.below(60) as u16).collect();
+    trial("default", 3, 3, &codes, &WriteOptions::default());
+}
+
+fn parse_kl(s: &str) -> (u32, u32) {
+    let (k, l) = s.split_once('-').expect("K-L");
+    (k.parse().expect("K"), l.parse().expect("L"))
+}
+
+fn present(db: &Path) -> Vec<(u32, u32)> {
+    let mut out = vec![];
+    for k in 3..=9 {
+        for l in 3..=9 {
+            if db.join(file_name(k, l)).is_file() {
+                out.push((k, l));
+            }
+        }
+    }
+    out
+}
+
+fn recode(args: &[String]) {
+    let db = PathBuf::from(&args[0]);
+    let list: Vec<(u32, u32)> = if args.len() > 1 {
+        args[1..].iter().map(|s| parse_kl(s)).collect()
+    } else {
+        present(&db)
+    };
+    for (k, l) in list {
+        let f = SubspaceFile::open(&db.join(file_name(k, l)), &Expect::any()).unwrap();
+        let (w, d) = f.section_bytes();
+        let n = f.size() as f64;
+        println!(
+            "{k}-{l}: {} slots, as built: wdl {:.4} bits/slot, depth {:.4} bits/slot",
+            f.size(),
+            w as f64 * 8.0 / n,
+            d as f64 * 8.0 / n
+        );
+        let codes = f.read_all().unwrap();
+        variants(k, l, &codes);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn random_sets(r: &mut Mix, k: u32, l: u32) -> (u32, u32) {
+    let mut take = |n: u32, taken: u32| {
+        let mut set = 0u32;
+        while set.count_ones() < n {
+            let p = r.below(24) as u32;
+            if (taken | set) >> p & 1 == 0 {
+                set |= 1 << p;
+            }
+        }
+        set
+    };
+    let own = take(k, 0);
+    (own, take(l, own))
+}
+
+fn probe(args: &[String]) {
+    let db = PathBuf::from(&args[0]);
+    let n: usize = args
+        .get(1)
+        .map_or(2_000_000, |s| s.parse().expect("PROBES"));
+    let tb = Tablebase::open(&db).unwrap();
+    let t = Instant::now();
+    Index::standard();
+    println!("index tables: {:.2} s", t.elapsed().as_secs_f64());
+    let mut r = Mix(42);
+    for (k, l) in tb.available() {
+        let sets: Vec<(u32, u32)> = (0..n).map(|_| random_sets(&mut r, k, l)).collect();
+        let f = tb.file(k, l).unwrap();
+        // Cold: the first pass decompresses blocks as it meets them.
+        let t = Instant::now();
+        let mut wins = 0u64;
+        for &(own, opp) in &sets {
+            wins += (tb.probe_wdl_sets(own, opp).unwrap() == millbase::Wdl::Win) as u64;
+        }
+        let cold = n as f64 / t.elapsed().as_secs_f64();
+        let mut warm = vec![];
+        for _ in 0..3 {
+            let t = Instant::now();
+            for &(own, opp) in &sets {
+                wins += (tb.probe_wdl_sets(own, opp).unwrap() == millbase::Wdl::Win) as u64;
+            }
+            warm.push(n as f64 / t.elapsed().as_secs_f64());
+        }
+        let mut full = vec![];
+        for _ in 0..3 {
+            let t = Instant::now();
+            for &(own, opp) in &sets {
+                wins += matches!(tb.probe_sets(own, opp).unwrap(), Value::Win(_)) as u64;
+            }
+            full.push(n as f64 / t.elapsed().as_secs_f64());
+        }
+        // Best ply: random positions of this subspace (warm after the passes above
+        // for this subspace; successors in other subspaces may be cold the first time).
+        let positions: Vec<Position> = sets
+            .iter()
+            .take(2000)
+            .map(|&(own, opp)| Position::moving(Color::White, own, opp))
+            .collect();
+        for p in &positions {
+            let _ = tb.best_ply(p);
+        }
+        let mut lat = vec![];
+        let mut inconsistent = 0;
+        for p in &positions {
+            let t = Instant::now();
+            let best = tb.best_ply(p);
+            lat.push(t.elapsed().as_secs_f64() * 1e6);
+            // The stored value must be the best successor's (a check of the data).
+            if let (Ok(v), Ok(best)) = (tb.probe(p), best) {
+                let expect = best.map_or(Value::Loss(0), |b| b.1);
+                inconsistent += (v != expect) as u32;
+            }
+        }
+        let (blocks, bytes) = f.cached();
+        println!(
+            "{k}-{l}: {n} random probes: WDL cold {:.2} M/s, warm {:.2} M/s (median of 3), full value warm {:.2} M/s; best ply warm median {:.1} us, max {:.1} us; cache {blocks} blocks, {:.1} MB; {inconsistent} of {} values differ from their best successor's ({wins})",
+            cold / 1e6,
+            median(warm) / 1e6,
+            median(full) / 1e6,
+            median(lat.clone()),
+            lat.iter().cloned().fold(0.0, f64::max),
+            bytes as f64 / 1e6,
+            positions.len(),
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("synthetic") => synthetic(&args[1..]),
+        Some("recode") if args.len() > 1 => recode(&args[1..]),
+        Some("probe") if args.len() > 1 => probe(&args[1..]),
+        _ => {
+            eprintln!(
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES]"
+            );
+            std::process::exit(2);
+        }
+    }
+    let _ = std::fs::remove_dir_all(scratch());
+}
