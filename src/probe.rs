@@ -213,43 +213,53 @@ impl Tablebase {
     }
 
     /// The value of the moving-phase position with `own` for the side to move and
-    /// `opp` for the opponent, both with at least three stones, disjoint, at most
-    /// nine each. The fast path for engines: no legality check beyond that.
+    /// `opp` for the opponent (disjoint, at most nine stones each). The fast path for
+    /// engines: no check beyond that. A side to move with fewer than three stones has
+    /// `Loss(0)`; an opponent with fewer than three is [`ProbeError::GameOver`].
     pub fn probe_sets(&self, own: Bits, opp: Bits) -> Result<Value, ProbeError> {
-        let (k, l) = self.check_sets(own, opp)?;
-        let file = self.file(k, l)?;
-        Ok(file.value(Index::standard().index(own, opp))?)
+        match self.check_sets(own, opp)? {
+            None => Ok(Value::Loss(0)),
+            Some((k, l)) => Ok(self.file(k, l)?.value(Index::standard().index(own, opp))?),
+        }
     }
 
     /// Win, draw or loss of the position `own`/`opp` as in [`Tablebase::probe_sets`].
     /// Reads no depth data.
     pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
-        let (k, l) = self.check_sets(own, opp)?;
-        let file = self.file(k, l)?;
-        Ok(file.wdl(Index::standard().index(own, opp))?)
+        match self.check_sets(own, opp)? {
+            None => Ok(Wdl::Loss),
+            Some((k, l)) => Ok(self.file(k, l)?.wdl(Index::standard().index(own, opp))?),
+        }
     }
 
+    /// The subspace of `own`/`opp`, or `None` if the side to move has lost.
     #[inline]
-    fn check_sets(&self, own: Bits, opp: Bits) -> Result<(u32, u32), ProbeError> {
+    fn check_sets(&self, own: Bits, opp: Bits) -> Result<Option<(u32, u32)>, ProbeError> {
         let (k, l) = (own.count_ones(), opp.count_ones());
         let max = self.rules.stones as u32;
         if own & opp != 0 || (own | opp) & !self.rules.all() != 0 || k > max || l > max {
-            // The full check names the problem.
-            let pos = Position::moving(crate::Color::White, own, opp);
-            pos.validate(self.rules)?;
+            // The full check names the problem (off-board stones first: `validate`
+            // would name an overlap off the board).
+            if (own | opp) & !self.rules.all() == 0 {
+                Position::moving(crate::Color::White, own, opp).validate(self.rules)?;
+            }
+            return Err(ProbeError::Illegal(PositionError::OffBoard));
         }
-        if k < 3 || l < 3 {
-            return Err(if k < 3 {
-                self.missing(k, l)
-            } else {
-                ProbeError::GameOver
-            });
+        if k < 3 {
+            return Ok(None);
         }
-        Ok((k, l))
+        if l < 3 {
+            return Err(ProbeError::GameOver);
+        }
+        Ok(Some((k, l)))
     }
 
     /// What a position is, before any file is read.
     fn classify(&self, pos: &Position) -> Result<Kind, ProbeError> {
+        // Off-board stones first: `validate` would name an overlap off the board.
+        if (pos.board[0] | pos.board[1]) & !self.rules.all() != 0 {
+            return Err(ProbeError::Illegal(PositionError::OffBoard));
+        }
         pos.validate(self.rules)?;
         if pos.phase() == Phase::Placement {
             return Err(ProbeError::NotMovingPhase);
@@ -630,6 +640,15 @@ mod tests {
             tb.probe_sets(0b111, 0b111),
             Err(ProbeError::Illegal(_))
         ));
+        assert!(matches!(
+            tb.probe_sets(1 << 30 | 0b11, 0b111 << 8),
+            Err(ProbeError::Illegal(_))
+        ));
+        assert_eq!(tb.probe_sets(0b11, 0b111 << 8).unwrap(), Value::Loss(0));
+        assert!(matches!(
+            tb.probe_sets(0b111 << 8, 0b11),
+            Err(ProbeError::GameOver)
+        ));
         let lost = Position::moving(Color::White, 0b11, 0b111 << 8);
         assert_eq!(tb.probe(&lost).unwrap(), Value::Loss(0));
         assert_eq!(tb.probe_wdl(&lost).unwrap(), Wdl::Loss);
@@ -677,5 +696,45 @@ mod tests {
             tb.probe(&pos),
             Err(ProbeError::Format(FormatError::Mismatch { .. }))
         ));
+    }
+
+    #[test]
+    fn no_panic_on_arbitrary_positions() {
+        let db = synthetic_db("arbitrary");
+        let tb = Tablebase::open(&db).unwrap();
+        let mut r = 17u64;
+        let mut next = || {
+            r = splitmix64(r);
+            r
+        };
+        for i in 0..20_000 {
+            let x = next();
+            let y = next();
+            // Mostly small stone counts on the board, sometimes anything at all.
+            let mask = if i % 4 == 0 { u32::MAX } else { 0x00ff_ffff };
+            let sparse = |v: u64| (v as u32 & (v >> 32) as u32 & (v >> 16) as u32) & mask;
+            let pos = Position {
+                board: [
+                    sparse(x),
+                    sparse(y) & !if i % 8 == 0 { 0 } else { sparse(x) },
+                ],
+                hand: if i % 3 == 0 {
+                    [(x % 4) as u8, (y % 4) as u8]
+                } else {
+                    [0, 0]
+                },
+                to_move: if x & 1 == 0 {
+                    Color::White
+                } else {
+                    Color::Black
+                },
+                pending_removal: y % 5 == 0,
+            };
+            let _ = tb.probe(&pos);
+            let _ = tb.probe_wdl(&pos);
+            let _ = tb.moves(&pos);
+            let _ = tb.best_ply_random(&pos, x);
+            let _ = tb.probe_sets(pos.board[0], pos.board[1]);
+        }
     }
 }
