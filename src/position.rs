@@ -256,8 +256,10 @@ impl Position {
         }
         let empty = self.empty(rules);
         let removable = rules.removable(opp);
+        // A mill with no opponent stone on the board (unreachable in play, but a
+        // valid position) removes nothing.
         let mut emit = |ply: Ply, after: Bits| {
-            if rules.closes_mill(after, ply.to) {
+            if removable != 0 && rules.closes_mill(after, ply.to) {
                 for r in points(removable) {
                     out.push(ply.with_removal(r));
                 }
@@ -303,7 +305,7 @@ impl Position {
         self.board[me] |= 1 << ply.to;
         if ply.removes() {
             self.board[them] &= !(1 << ply.remove);
-        } else if rules.closes_mill(self.board[me], ply.to) {
+        } else if self.board[them] != 0 && rules.closes_mill(self.board[me], ply.to) {
             self.pending_removal = true;
             return;
         }
@@ -344,7 +346,7 @@ impl Position {
 
     /// Whether `ply` (without a removal) would close a mill here.
     pub fn ply_closes_mill(&self, rules: &Rules, ply: Ply) -> bool {
-        if ply.is_lone_removal() {
+        if ply.is_lone_removal() || self.opp() == 0 {
             return false;
         }
         let mut own = self.own() | 1 << ply.to;
@@ -389,6 +391,22 @@ mod tests {
         let p = Position::start(r);
         assert_eq!(p.legal_plies(r).len(), 24);
         assert!(p.validate(r).is_ok());
+    }
+
+    #[test]
+    fn a_mill_with_nothing_to_remove_is_still_a_ply() {
+        let r = Rules::standard();
+        let a = |n: &str| r.point(n).unwrap();
+        let p = Position {
+            board: [1 << a("a1") | 1 << a("a4"), 0],
+            hand: [7, 7],
+            to_move: Color::White,
+            pending_removal: false,
+        };
+        assert!(p.legal_plies(r).contains(&Ply::place(a("a7"))));
+        let after = p.after(r, Ply::place(a("a7")));
+        assert!(!after.pending_removal);
+        assert_eq!(after.to_move, Color::Black);
     }
 
     #[test]

@@ -1,0 +1,204 @@
+//! The builder end to end: every pair with k + l <= 9 is built and verified (each
+//! stored value recomputed from its successors), published facts, determinism, and
+//! faults: corrupt, truncated and foreign files, missing subspaces, a killed build.
+
+use millbase::build::{BuildOptions, Selection, build, open_checked};
+use millbase::format::FormatError;
+use millbase::index::Index;
+use millbase::manifest::{Manifest, file_name};
+use millbase::probe::{ProbeError, Tablebase};
+use millbase::{Color, Position, Rules, Value, verify};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("millbase-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn build_into(dir: &Path, selection: Selection) {
+    let opts = BuildOptions { db: dir.to_path_buf(), selection, threads: None, quiet: true };
+    build(Rules::standard(), &opts).unwrap();
+}
+
+/// Every pair with at most 9 stones, built once for all tests of this file.
+fn nine() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("nine");
+        build_into(&dir, Selection::MaxStones(9));
+        dir
+    })
+}
+
+/// A copy of the small set (3-3, 3-4, 4-3) to damage.
+fn small_copy(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb", "manifest.json"] {
+        std::fs::copy(nine().join(f), dir.join(f)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn every_value_agrees_with_its_successors() {
+    let checks = verify::check(nine(), Index::standard(), None).unwrap();
+    let names: Vec<(u32, u32)> = checks.iter().map(|c| c.subspace).collect();
+    for k in 3..=6 {
+        for l in 3..=6 {
+            if k + l <= 9 {
+                assert!(names.contains(&(k, l)), "{k}-{l} not checked");
+            }
+        }
+    }
+    for c in &checks {
+        assert_eq!(c.mismatches, 0, "{:?}: {:?}", c.subspace, c.examples);
+        assert!(c.slots > 0);
+    }
+}
+
+#[test]
+fn three_three_has_gassers_figures() {
+    let m = Manifest::load(nine()).unwrap().unwrap();
+    let e = m.get(3, 3).unwrap();
+    assert_eq!(e.longest_loss, 26, "Gasser: the longest 3-3 loss is 26 plies");
+    let classes = (e.wins + e.losses + e.draws) as f64;
+    let won = e.wins as f64 / classes;
+    assert!((0.825..0.835).contains(&won), "Gasser: about 83% of 3-3 won, got {won}");
+}
+
+#[test]
+fn building_twice_gives_identical_files() {
+    let dir = temp_dir("again");
+    build_into(&dir, Selection::Only(4, 3));
+    for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb"] {
+        let a = std::fs::read(dir.join(f)).unwrap();
+        let b = std::fs::read(nine().join(f)).unwrap();
+        assert!(a == b, "{f} differs between two builds");
+    }
+}
+
+#[test]
+fn a_flipped_byte_is_caught_and_rebuilt() {
+    let dir = small_copy("flip");
+    let path = dir.join(file_name(4, 3));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let idx = Index::standard();
+    assert!(matches!(open_checked(&dir, idx, 4, 3), Err(FormatError::Checksum { .. })));
+    // Probing every position of the damaged file gives an error or the true value,
+    // never a wrong value.
+    let tb = Tablebase::open(&dir).unwrap();
+    let good = Tablebase::open(nine()).unwrap();
+    let mut errors = 0;
+    for slot in 0..idx.size(4, 3) {
+        let (own, opp) = idx.position(4, 3, slot);
+        let pos = Position::moving(Color::White, own, opp);
+        match tb.probe(&pos) {
+            Ok(v) => assert_eq!(v, good.probe(&pos).unwrap()),
+            Err(ProbeError::Format(_)) => errors += 1,
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert!(errors > 0, "the damaged block was never reported");
+    // A build run repairs it.
+    build_into(&dir, Selection::Only(4, 3));
+    open_checked(&dir, idx, 4, 3).unwrap();
+}
+
+#[test]
+fn a_truncated_file_is_refused() {
+    let dir = small_copy("trunc");
+    let path = dir.join(file_name(3, 4));
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = open_checked(&dir, Index::standard(), 3, 4).unwrap_err();
+    assert!(matches!(err, FormatError::Truncated { .. } | FormatError::Corrupt { .. }), "{err}");
+    let tb = Tablebase::open(&dir).unwrap();
+    let own = 0b111;
+    let opp = 0b1111 << 8;
+    assert!(tb.probe(&Position::moving(Color::White, own, opp)).is_err());
+}
+
+#[test]
+fn files_of_other_rules_or_versions_are_refused() {
+    let dir = small_copy("foreign");
+    let path = dir.join(file_name(3, 3));
+    let original = std::fs::read(&path).unwrap();
+    // Another rule set: change the fingerprint and re-seal the header checksum.
+    let mut bytes = original.clone();
+    bytes[48] ^= 1;
+    let sum = millbase::format::xxh64(&bytes[..248]);
+    bytes[248..256].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = open_checked(&dir, Index::standard(), 3, 3).unwrap_err();
+    assert!(matches!(err, FormatError::RulesMismatch { .. }), "{err}");
+    // Another format version.
+    let mut bytes = original;
+    bytes[8] = 99;
+    let sum = millbase::format::xxh64(&bytes[..248]);
+    bytes[248..256].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let err = open_checked(&dir, Index::standard(), 3, 3).unwrap_err();
+    assert!(matches!(err, FormatError::Version { found: 99, .. }), "{err}");
+}
+
+#[test]
+fn a_missing_subspace_is_named() {
+    let dir = small_copy("missing");
+    let tb = Tablebase::open(&dir).unwrap();
+    let idx = Index::standard();
+    let (own, opp) = idx.position(5, 4, 12345);
+    match tb.probe(&Position::moving(Color::White, own, opp)) {
+        Err(ProbeError::Missing { subspace, hint, .. }) => {
+            assert_eq!(subspace, "5-4");
+            assert!(hint.contains("millbase build"), "{hint}");
+        }
+        other => panic!("expected a missing-subspace error, got {other:?}"),
+    }
+    // verify of a pair whose capture targets are missing says which file.
+    std::fs::copy(nine().join("5-4.mdb"), dir.join("5-4.mdb")).unwrap();
+    std::fs::copy(nine().join("4-5.mdb"), dir.join("4-5.mdb")).unwrap();
+    let err = verify::check(&dir, idx, Some((5, 4))).unwrap_err().to_string();
+    assert!(err.contains("3-5.mdb") || err.contains("4-4.mdb"), "{err}");
+}
+
+#[test]
+fn a_killed_build_resumes_cleanly() {
+    let dir = temp_dir("kill");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["build", "--quiet", "--only", "5-4", "--db"])
+        .arg(&dir)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Whatever has its final name is complete and intact.
+    let idx = Index::standard();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = name.strip_suffix(".mdb") {
+            let (k, l) = millbase::manifest::parse_subspace(stem).unwrap();
+            open_checked(&dir, idx, k, l).unwrap();
+        }
+    }
+    let status = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["build", "--quiet", "--only", "5-4", "--db"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().path().extension().is_some_and(|x| x == "tmp")));
+    for c in verify::check(&dir, idx, Some((5, 4))).unwrap() {
+        assert_eq!(c.mismatches, 0);
+    }
+    let tb = Tablebase::open(&dir).unwrap();
+    let (own, opp) = idx.position(3, 3, 6653);
+    assert_eq!(tb.probe(&Position::moving(Color::White, own, opp)).unwrap(), Value::Loss(26));
+}
