@@ -183,7 +183,7 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
                 bytes: 0,
                 wdl_bytes: 0,
                 depth_bytes: 0,
-                peak_rss: peak_rss(),
+                peak_rss: crate::memory::peak_rss(),
                 skipped: true,
             });
             continue;
@@ -252,7 +252,7 @@ fn build_pair(
     }
     bar.finish_and_clear();
     report.seconds = start.elapsed().as_secs_f64();
-    report.peak_rss = peak_rss();
+    report.peak_rss = crate::memory::peak_rss();
     Ok(report)
 }
 
@@ -290,7 +290,7 @@ fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
         .sum();
     // Codes and counters, lower subspaces, and the compressed output being written.
     let need = retro::pair_memory(idx, k, l) + lower + retro::pair_memory(idx, k, l) / 6;
-    let have = mem_available();
+    let have = crate::memory::available();
     match have {
         Some(have) if need > have => Err(BuildError::Memory {
             pair: format!("{k}-{l}"),
@@ -299,27 +299,6 @@ fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
         }),
         _ => Ok(()),
     }
-}
-
-fn meminfo(key: &str) -> Option<u64> {
-    read_kib("/proc/meminfo", key)
-}
-
-fn read_kib(path: &str, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// Memory available to new allocations, bytes (Linux), if known.
-pub fn mem_available() -> Option<u64> {
-    meminfo("MemAvailable:")
-}
-
-/// The process's resident-memory high-water mark, bytes (Linux; 0 if unknown).
-pub fn peak_rss() -> u64 {
-    read_kib("/proc/self/status", "VmHWM:").unwrap_or(0)
 }
 
 /// Progress bars: one overall (weighted by positions, so its ETA is honest), one per pair.

@@ -1279,7 +1279,7 @@ impl SubspaceFile {
     /// without filling the probe cache. Checks every block checksum on the way.
     pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
         let size = self.header.size;
-        let mut codes = vec![0u16; size as usize];
+        let mut codes = crate::memory::zeroed_huge::<u16>(size as usize);
         // Pass 1: trits into the codes.
         let wdl = &self.wdl;
         codes

@@ -132,13 +132,15 @@ impl ColexRank {
     }
 }
 
-/// The colex unrank: the `k`-subset of rank `r`.
-pub fn unrank(mut r: u64, k: u32) -> Bits {
+/// The colex unrank: the `k`-subset of `n` points with rank `r`. Walks the points
+/// down from the top once, so it costs at most `n` table look-ups.
+pub fn unrank(mut r: u64, k: u32, n: u32) -> Bits {
     let mut set = 0;
+    let mut p = n;
     for i in (1..=k).rev() {
-        let mut p = i - 1;
-        while binomial(p + 1, i) <= r {
-            p += 1;
+        p -= 1;
+        while binomial(p, i) > r {
+            p -= 1;
         }
         r -= binomial(p, i);
         set |= 1 << p;
@@ -286,7 +288,8 @@ impl Index {
     pub fn position(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits) {
         let per = self.per_class(k, l);
         let rep = self.reps[k as usize][(idx / per) as usize];
-        let opp = pdep(unrank(idx % per, l), self.rules.all() & !rep);
+        let free = self.rules.all() & !rep;
+        let opp = pdep(unrank(idx % per, l, free.count_ones()), free);
         (rep, opp)
     }
 
@@ -307,7 +310,7 @@ mod tests {
         let mut set = first_subset(4);
         for r in 0..binomial(24, 4) {
             assert_eq!(c.rank(set) as u64, r);
-            assert_eq!(unrank(r, 4), set);
+            assert_eq!(unrank(r, 4, 24), set);
             set = next_subset(set);
         }
     }

@@ -6,9 +6,11 @@
 //! - [`position`]: positions, plies, make/undo, legal plies, game end;
 //! - [`notation`]: ply notation; [`fen`]: Sanmill's FEN; [`game`]: games and position arguments;
 //! - [`perft`]: move-generation counts;
-//! - [`engine`]: the heuristic engine; [`uci`]: its text protocol.
+//! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
+//! - [`arena`]: games between players, with results against perfect play.
 #![warn(missing_docs)]
 
+pub mod arena;
 pub mod build;
 pub mod engine;
 pub mod fen;
@@ -16,6 +18,7 @@ pub mod format;
 pub mod game;
 pub mod index;
 pub mod manifest;
+pub mod memory;
 pub mod notation;
 pub mod perft;
 pub mod position;

@@ -188,12 +188,12 @@ impl Position {
 
     /// Checks that the position can occur under `rules`.
     pub fn validate(&self, rules: &Rules) -> Result<(), PositionError> {
+        if (self.board[0] | self.board[1]) & !rules.all() != 0 {
+            return Err(PositionError::OffBoard);
+        }
         let both = self.board[0] & self.board[1];
         if both != 0 {
             return Err(PositionError::Overlap(rules.name(both.trailing_zeros() as u8)));
-        }
-        if (self.board[0] | self.board[1]) & !rules.all() != 0 {
-            return Err(PositionError::OffBoard);
         }
         for side in [Color::White, Color::Black] {
             let total = self.material(side);

@@ -102,19 +102,49 @@ fn prefetch<T>(p: &T) {
     }
 }
 
-/// What the moves of a position show before any quiet successor is known.
-#[derive(Default)]
-struct Exam {
+/// The moves of a position, before any successor value is read: whether it has any,
+/// how many distinct quiet successors, and where its captures lead.
+#[derive(Default, Clone, Copy)]
+struct Scan {
     any_move: bool,
-    /// Fastest win through a capture.
-    capture_win: Option<u16>,
-    /// Some capture leads to a draw or a loss for the mover.
-    capture_nonwin: bool,
-    /// Longest opponent win after a capture.
-    capture_loss: Option<u16>,
+    /// Some capture leaves the opponent two stones: a win in one.
+    wins_now: bool,
     /// Distinct quiet successor slots.
-    quiet: usize,
+    quiet: u16,
+    /// The capture successors' slots in the lower subspace are `captures[first..end]`.
+    first: usize,
+    end: usize,
 }
+
+/// What the capture successors' values say.
+#[derive(Default)]
+struct Captures {
+    /// Fastest win through a capture.
+    win: Option<u16>,
+    /// Some capture leads to a draw or a loss for the mover.
+    nonwin: bool,
+    /// Longest opponent win after a capture.
+    loss: Option<u16>,
+}
+
+impl Captures {
+    fn of(scan: &Scan, captures: &[u64], lower: Option<&[u16]>) -> Captures {
+        let mut c = Captures { win: scan.wins_now.then_some(1), ..Captures::default() };
+        let Some(lower) = lower else { return c };
+        for &slot in &captures[scan.first..scan.end] {
+            match Value::from_code(lower[slot as usize]) {
+                Value::Loss(m) => c.win = Some(c.win.map_or(m + 1, |w| w.min(m + 1))),
+                Value::Draw => c.nonwin = true,
+                Value::Win(m) => c.loss = Some(c.loss.map_or(m, |w| w.max(m))),
+            }
+        }
+        c
+    }
+}
+
+/// Positions initialised together, so that their capture look-ups are prefetched
+/// together (the look-ups are cache and TLB misses into the lower subspace).
+const BATCH: usize = 64;
 
 struct Solver<'a> {
     idx: &'a Index,
@@ -135,56 +165,61 @@ impl Solver<'_> {
         }
     }
 
-    /// Examines the moves of `(own, opp)` in side `s`; with `count_quiet`, counts the
-    /// distinct slots of quiet successors (in the other side of the pair).
-    fn examine(&self, s: &Side, own: Bits, opp: Bits, count_quiet: bool) -> Exam {
-        let mut e = Exam::default();
+    /// Scans the moves of `(own, opp)` in side `s`: capture successors' slots are
+    /// appended to `captures` (and prefetched); with `count_quiet`, the distinct
+    /// quiet successors are counted.
+    fn scan(&self, s: &Side, own: Bits, opp: Bits, count_quiet: bool, captures: &mut Vec<u64>) -> Scan {
+        let mut e = Scan { first: captures.len(), ..Scan::default() };
         let removable = self.rules.removable(opp);
         let canon = self.idx.canon(opp);
         let mut buf = [0u64; 64];
         self.moves(own, opp, |after, closes| {
             e.any_move = true;
             if closes {
-                for r in points(removable) {
-                    let child = match s.lower {
-                        None => Value::Loss(0),
-                        Some(lower) => {
-                            Value::from_code(lower[self.idx.index(opp & !(1 << r), after) as usize])
+                match s.lower {
+                    None => e.wins_now = true,
+                    Some(lower) => {
+                        for r in points(removable) {
+                            let slot = self.idx.index(opp & !(1 << r), after);
+                            prefetch(&lower[slot as usize]);
+                            captures.push(slot);
                         }
-                    };
-                    match child {
-                        Value::Loss(m) => e.capture_win = Some(e.capture_win.map_or(m + 1, |w| w.min(m + 1))),
-                        Value::Draw => e.capture_nonwin = true,
-                        Value::Win(m) => e.capture_loss = Some(e.capture_loss.map_or(m, |w| w.max(m))),
                     }
                 }
             } else if count_quiet {
                 if canon.stab != 0 {
-                    buf[e.quiet] = self.idx.slot(&canon, after);
+                    buf[e.quiet as usize] = self.idx.slot(&canon, after);
                 }
                 e.quiet += 1;
             }
         });
         if canon.stab != 0 {
-            e.quiet = distinct(&mut buf[..e.quiet]);
+            e.quiet = distinct(&mut buf[..e.quiet as usize]) as u16;
         }
+        e.end = captures.len();
         e
     }
 
-    /// Initial cell of a position.
-    fn init(&self, s: &Side, own: Bits, opp: Bits) -> u16 {
-        let e = self.examine(s, own, opp, true);
-        if !e.any_move {
+    /// Initial cell of a position from its scan and its captures' values.
+    fn judge(scan: &Scan, c: &Captures) -> u16 {
+        if !scan.any_move {
             return Value::Loss(0).code();
         }
-        if let Some(w) = e.capture_win {
+        if let Some(w) = c.win {
             return Value::Win(w).code();
         }
-        if e.quiet == 0 && !e.capture_nonwin {
-            let longest = e.capture_loss.expect("every move is a capture into a win");
+        if scan.quiet == 0 && !c.nonwin {
+            let longest = c.loss.expect("every move is a capture into a win");
             return Value::Loss(longest + 1).code();
         }
-        UNDECIDED | (e.quiet as u16 + e.capture_nonwin as u16)
+        UNDECIDED | (scan.quiet + c.nonwin as u16)
+    }
+
+    /// Longest opponent win through a capture from `(own, opp)`, if any.
+    fn longest_capture_loss(&self, s: &Side, own: Bits, opp: Bits) -> Option<u16> {
+        let mut captures = Vec::new();
+        let scan = self.scan(s, own, opp, false, &mut captures);
+        Captures::of(&scan, &captures, s.lower).loss
     }
 
     /// Distinct slots (in the other side) of the positions that reach `(own, opp)` by
@@ -214,18 +249,29 @@ impl Solver<'_> {
             let (rep, stab) = self.idx.class(s.k, class);
             let free = self.rules.all() & !rep;
             let mut packed = first_subset(s.l);
-            for r in 0..per {
-                let slot = (class * per + r) as usize;
-                let opp = pdep(packed, free);
-                if r + 1 < per {
-                    packed = next_subset(packed);
+            let mut captures = Vec::with_capacity(BATCH * 16);
+            let mut batch: Vec<(usize, Scan)> = Vec::with_capacity(BATCH);
+            let mut r = 0;
+            while r < per {
+                captures.clear();
+                batch.clear();
+                while batch.len() < BATCH && r < per {
+                    let slot = (class * per + r) as usize;
+                    let opp = pdep(packed, free);
+                    r += 1;
+                    if r < per {
+                        packed = next_subset(packed);
+                    }
+                    if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
+                        s.cells[slot].store(DUPLICATE, Relaxed);
+                    } else {
+                        batch.push((slot, self.scan(s, rep, opp, true, &mut captures)));
+                    }
                 }
-                let cell = if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
-                    DUPLICATE
-                } else {
-                    self.init(s, rep, opp)
-                };
-                s.cells[slot].store(cell, Relaxed);
+                for (slot, scan) in &batch {
+                    let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower));
+                    s.cells[*slot].store(cell, Relaxed);
+                }
             }
             let d = done.fetch_add(1, Relaxed);
             if d % 256 == 0 {
@@ -291,8 +337,8 @@ impl Solver<'_> {
                 return 0;
             }
             let (own, opp) = self.idx.position(s.k, s.l, q as u64);
-            let e = self.examine(s, own, opp, false);
-            let depth = (t + 1).max(e.capture_loss.map_or(0, |m| m + 1));
+            let longest = self.longest_capture_loss(s, own, opp);
+            let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
             cell.store(Value::Loss(depth).code(), Relaxed);
             depth
         }
@@ -398,7 +444,8 @@ pub fn solve_pair<'a>(
 ) -> Vec<Solved> {
     let solver = Solver { idx, rules: idx.rules() };
     let dims: Vec<(u32, u32)> = if k == l { vec![(k, l)] } else { vec![(k, l), (l, k)] };
-    let mut codes: Vec<Vec<u16>> = dims.iter().map(|&(a, b)| vec![0u16; idx.size(a, b) as usize]).collect();
+    let mut codes: Vec<Vec<u16>> =
+        dims.iter().map(|&(a, b)| crate::memory::zeroed_huge(idx.size(a, b) as usize)).collect();
     let summaries = {
         let sides: Vec<Side> = dims
             .iter()
