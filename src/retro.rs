@@ -291,10 +291,7 @@ impl Solver<'_> {
             .map(|(ci, chunk)| {
                 let mut longest = 0;
                 let mut preds = [0u64; 64];
-                for (j, v) in chunk.iter().enumerate() {
-                    if v.load(Relaxed) != target {
-                        continue;
-                    }
+                for_matching(chunk, target, |j| {
                     let slot = (ci * CHUNK + j) as u64;
                     let (own, opp) = self.idx.position(s.k, s.l, slot);
                     let (_, stab) = self.idx.class(s.k, slot / per);
@@ -305,7 +302,7 @@ impl Solver<'_> {
                     for &q in &preds[..n] {
                         longest = longest.max(self.update(other, q as usize, t));
                     }
-                }
+                });
                 longest
             })
             .max()
@@ -410,6 +407,32 @@ fn merge(a: Summary, b: Summary) -> Summary {
         longest_win: b.longest_win.map_or(a.longest_win, |x| longer(a.longest_win, x)),
         longest_loss: b.longest_loss.map_or(a.longest_loss, |x| longer(a.longest_loss, x)),
     }
+}
+
+/// Calls `f(i)` for every `i` with `cells[i] == target`. Reads four cells per atomic
+/// 64-bit load and tests the four lanes at once; most layers match few cells.
+fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
+    const LOW: u64 = 0x0001_0001_0001_0001;
+    const HIGH: u64 = 0x8000_8000_8000_8000;
+    let mut lanes = |base: usize, n: usize| {
+        for i in base..base + n {
+            if cells[i].load(Relaxed) == target {
+                f(i);
+            }
+        }
+    };
+    // SAFETY: AtomicU64 may hold any bits; `align_to` gives aligned, in-bounds words
+    // covering the middle of the slice, read only through atomic loads.
+    let (head, words, tail) = unsafe { cells.align_to::<AtomicU64>() };
+    lanes(0, head.len());
+    let pattern = LOW * target as u64;
+    for (w, word) in words.iter().enumerate() {
+        let x = word.load(Relaxed) ^ pattern;
+        if x.wrapping_sub(LOW) & !x & HIGH != 0 {
+            lanes(head.len() + 4 * w, 4);
+        }
+    }
+    lanes(cells.len() - tail.len(), tail.len());
 }
 
 /// Sorts and deduplicates `v` in place; returns the number of distinct values.
