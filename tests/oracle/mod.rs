@@ -1,0 +1,762 @@
+//! An independent oracle for the smallest endgame databases (3-3 and the pair
+//! 3-4/4-3), written to check the builder against.
+//!
+//! It shares no code with the crate: its own board tables (typed in from
+//! `RULES.md` by point name), its own move generation, its own indexing of *raw*
+//! positions (no symmetry reduction), and a different algorithm (forward value
+//! iteration instead of retrograde analysis). The only thing taken from the crate's
+//! conventions is the numbering of the points, so that positions can be exchanged
+//! as bitsets (`CRATE_ORDER` below, typed in from the brief, not imported).
+//!
+//! # Indexing
+//!
+//! Subspace `k-l`: `k` stones for the side to move (`own`), `l` for the opponent
+//! (`opp`). A `k`-set of the 24 points has a colex rank in `0..C(24,k)`, which is
+//! simply its position among all 24-bit integers with `k` bits set in increasing
+//! order. The slot of a position is `rank(own) * C(24,l) + rank(opp)`; slots where
+//! the two sets overlap are marked invalid and never looked at.
+//!
+//! # Algorithm (why the passes give exact distances)
+//!
+//! Values are distance to the end of the game (RULES.md "Values"). Write `d(P)` for
+//! the distance of a decided position. By definition:
+//! - `Win(n)` iff some successor is lost for the opponent, and the smallest `m + 1`
+//!   over successors `Loss(m)` is `n`;
+//! - `Loss(n)` iff every successor is won for the opponent and the largest `m + 1`
+//!   over successors `Win(m)` is `n` (no successor at all: `Loss(0)`).
+//!
+//! Successors outside the pair being solved are known from the start: a capture
+//! leaving the opponent two stones ends the game, i.e. a successor `Loss(0)`; other
+//! captures lead into a lower subspace solved before, at whatever depth it has there.
+//!
+//! Pass `n = 0, 1, 2, ...` decides exactly the positions of value `Win(n)` or
+//! `Loss(n)`. Invariant: before pass `n`, exactly the positions with a distance
+//! `< n` are decided, with their correct values. In pass `n`, for an undecided `P`:
+//! - if a successor is known as `Loss(n-1)`, `P` is `Win(n)`: every successor
+//!   `Loss(m)` with `m < n-1` would be decided already (invariant, or external) and
+//!   would have made `P` a `Win(m+1)` in an earlier pass, so `n` is the minimum;
+//! - if every successor is known as a win and the largest is `Win(n-1)`, `P` is
+//!   `Loss(n)`: no successor can turn out to be lost for the opponent (those are
+//!   decided when their distance is below `n`... and all of them are decided wins).
+//!
+//! Conversely every `Win(n)`/`Loss(n)` position satisfies one of these tests in pass
+//! `n`, because all successors of distance `< n` are decided by then. A position
+//! decided in the *same* pass has distance `n`, so seeing it or not changes nothing:
+//! a successor `Loss(n)` gives `m + 1 = n + 1 != n`, and a successor `Win(n)` makes
+//! the largest win `n`, not `n - 1`. Hence the pass may update in place, in any
+//! order and in parallel. Both conditions are checked with exact equality, and a
+//! successor that would have decided a position earlier is an assertion failure.
+//!
+//! Termination and skipping: if pass `n` decides nothing, no position of the pair
+//! has distance `n`, so pass `n + 1` can only decide a position through a successor
+//! outside the pair at distance `n`; by induction the next useful pass is `d + 1`
+//! for the least outside distance `d >= n`, and without one we are done. What is
+//! never decided is a draw.
+//!
+//! Speed: a pass only looks at the positions still undecided, in opponent-major
+//! order so that the successors of consecutive positions share one row of the
+//! partner table; moves of each stone set are precomputed (rank after the move,
+//! whether it closes a mill).
+
+#![allow(dead_code)]
+
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+
+/// The crate's point numbering (bit `i` is the `i`-th name), from the brief.
+pub const CRATE_ORDER: &str = "d5 e5 e4 e3 d3 c3 c4 c5 \
+                               d6 f6 f4 f2 d2 b2 b4 b6 \
+                               d7 g7 g4 g1 d1 a1 a4 a7";
+
+/// The 32 edges of RULES.md "Board".
+const EDGES: &str = "a1-a4 a4-a7 a7-d7 d7-g7 g7-g4 g4-g1 g1-d1 d1-a1 \
+                     b2-b4 b4-b6 b6-d6 d6-f6 f6-f4 f4-f2 f2-d2 d2-b2 \
+                     c3-c4 c4-c5 c5-d5 d5-e5 e5-e4 e4-e3 e3-d3 d3-c3 \
+                     a4-b4 b4-c4 d7-d6 d6-d5 g4-f4 f4-e4 d1-d2 d2-d3";
+
+/// The 16 mills of RULES.md "Board".
+const MILLS: &str = "a1-a4-a7 a7-d7-g7 g7-g4-g1 g1-d1-a1 \
+                     b2-b4-b6 b6-d6-f6 f6-f4-f2 f2-d2-b2 \
+                     c3-c4-c5 c5-d5-e5 e5-e4-e3 e3-d3-c3 \
+                     a4-b4-c4 d7-d6-d5 g4-f4-e4 d1-d2-d3";
+
+/// All 24 points.
+pub const FULL: u32 = (1 << 24) - 1;
+
+/// The board: names, adjacency, mills and the 16 symmetries, all in crate numbering.
+pub struct Board {
+    /// Point names by bit number.
+    pub names: Vec<&'static str>,
+    /// Adjacent points of each point.
+    pub adj: [u32; 24],
+    /// The 16 mills.
+    pub mills: Vec<u32>,
+    /// The mills through each point.
+    pub mills_at: Vec<Vec<u32>>,
+    /// The symmetry group as point permutations (`sym[s][p]` = image of `p`).
+    pub syms: Vec<[u8; 24]>,
+}
+
+impl Board {
+    /// Builds the tables from the name lists above.
+    pub fn new() -> Board {
+        let names: Vec<&'static str> = CRATE_ORDER.split_whitespace().collect();
+        assert_eq!(names.len(), 24);
+        let bit = |name: &str| -> usize {
+            names
+                .iter()
+                .position(|&n| n == name)
+                .unwrap_or_else(|| panic!("unknown point {name}"))
+        };
+        let mut adj = [0u32; 24];
+        for e in EDGES.split_whitespace() {
+            let (a, b) = e.split_once('-').unwrap();
+            let (a, b) = (bit(a), bit(b));
+            adj[a] |= 1 << b;
+            adj[b] |= 1 << a;
+        }
+        let mills: Vec<u32> = MILLS
+            .split_whitespace()
+            .map(|m| m.split('-').map(|p| 1u32 << bit(p)).sum())
+            .collect();
+        let mills_at = (0..24)
+            .map(|p| {
+                mills
+                    .iter()
+                    .copied()
+                    .filter(|&m| m & (1 << p) != 0)
+                    .collect()
+            })
+            .collect();
+
+        // Symmetries from geometry: coordinates centred on d4, generated by a
+        // quarter turn, a mirror and the inner/outer square swap.
+        let coord = |name: &str| -> (i32, i32) {
+            let b = name.as_bytes();
+            (b[0] as i32 - b'd' as i32, b[1] as i32 - b'4' as i32)
+        };
+        let from_coord = |(x, y): (i32, i32)| -> u8 {
+            let name = format!("{}{}", (b'd' as i32 + x) as u8 as char, y + 4);
+            bit(&name) as u8
+        };
+        let make = |f: &dyn Fn((i32, i32)) -> (i32, i32)| -> [u8; 24] {
+            let mut perm = [0u8; 24];
+            for (p, name) in names.iter().enumerate() {
+                perm[p] = from_coord(f(coord(name)));
+            }
+            perm
+        };
+        let rot = make(&|(x, y)| (y, -x));
+        let mirror = make(&|(x, y)| (-x, y));
+        let swap = make(&|(x, y)| match x.abs().max(y.abs()) {
+            1 => (3 * x, 3 * y),
+            3 => (x / 3, y / 3),
+            _ => (x, y),
+        });
+        let mut identity = [0u8; 24];
+        for (p, v) in identity.iter_mut().enumerate() {
+            *v = p as u8;
+        }
+        let mut syms = vec![identity];
+        let mut i = 0;
+        while i < syms.len() {
+            for g in [rot, mirror, swap] {
+                let mut c = [0u8; 24];
+                for p in 0..24 {
+                    c[p] = g[syms[i][p] as usize];
+                }
+                if !syms.contains(&c) {
+                    syms.push(c);
+                }
+            }
+            i += 1;
+        }
+        Board {
+            names,
+            adj,
+            mills,
+            mills_at,
+            syms,
+        }
+    }
+
+    /// Image of a point set under symmetry `s`.
+    pub fn map(&self, s: usize, set: u32) -> u32 {
+        let mut out = 0;
+        let mut rest = set;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            out |= 1 << self.syms[s][p];
+        }
+        out
+    }
+
+    /// Whether the stone just placed on `to` completes a mill of `stones`.
+    #[inline]
+    pub fn closes_mill(&self, stones: u32, to: usize) -> bool {
+        for &m in &self.mills_at[to] {
+            if stones & m == m {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The stones of `stones` standing in a mill.
+    #[inline]
+    pub fn in_mills(&self, stones: u32) -> u32 {
+        let mut out = 0;
+        for &m in &self.mills {
+            if stones & m == m {
+                out |= m;
+            }
+        }
+        out
+    }
+
+    /// A set as a list of names, for messages.
+    pub fn show(&self, set: u32) -> String {
+        (0..24)
+            .filter(|p| set >> p & 1 == 1)
+            .map(|p| self.names[p])
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Board::new()
+    }
+}
+
+/// Binomial coefficient `C(n, r)` for the small values used here.
+pub fn binom(n: u32, r: u32) -> u32 {
+    if r > n {
+        return 0;
+    }
+    let mut c: u64 = 1;
+    for i in 0..r as u64 {
+        c = c * (n as u64 - i) / (i + 1);
+    }
+    c as u32
+}
+
+/// Colex ranking of `k`-subsets of the 24 points, and the moves of each set.
+pub struct Ranking {
+    /// Number of stones.
+    pub k: u32,
+    /// All `k`-sets in increasing numeric order (which is colex order).
+    pub sets: Vec<u32>,
+    /// `c[n][i]` = `C(n, i)` for `n < 24`, `i <= 4`.
+    c: [[u32; 5]; 24],
+    /// Moves of `sets[r]` are `moves[move_start[r]..move_start[r + 1]]`, each
+    /// encoded as `rank of the set after the move | to << 14 | MILL if it closes a
+    /// mill through `to``. Flying moves (k = 3) list every point not in the set, so
+    /// a move onto an opponent stone must be skipped by the caller.
+    move_start: Vec<u32>,
+    moves: Vec<u32>,
+}
+
+/// Flag of a move that closes a mill (see [`Ranking`]).
+const MILL: u32 = 1 << 19;
+
+impl Ranking {
+    /// All `k`-subsets of 24 points, `k <= 4`, with their moves on `board`.
+    pub fn new(k: u32, board: &Board) -> Ranking {
+        assert!((1..=4).contains(&k));
+        let mut sets = Vec::with_capacity(binom(24, k) as usize);
+        // Gosper's hack: the next larger integer with the same number of bits.
+        let mut s: u32 = (1 << k) - 1;
+        while s <= FULL {
+            sets.push(s);
+            let low = s & s.wrapping_neg();
+            let ripple = s + low;
+            s = (((ripple ^ s) >> 2) / low) | ripple;
+        }
+        assert_eq!(sets.len(), binom(24, k) as usize);
+        let mut c = [[0u32; 5]; 24];
+        for (n, row) in c.iter_mut().enumerate() {
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = binom(n as u32, i as u32);
+            }
+        }
+        let mut r = Ranking {
+            k,
+            sets,
+            c,
+            move_start: vec![0],
+            moves: Vec::new(),
+        };
+        for i in 0..r.sets.len() {
+            let own = r.sets[i];
+            let mut stones = own;
+            while stones != 0 {
+                let from = stones.trailing_zeros() as usize;
+                stones &= stones - 1;
+                // Exactly three stones fly, more slide (RULES.md "Play" 3).
+                let mut targets = if k == 3 {
+                    FULL & !own
+                } else {
+                    board.adj[from] & !own
+                };
+                while targets != 0 {
+                    let to = targets.trailing_zeros() as usize;
+                    targets &= targets - 1;
+                    let moved = own & !(1 << from) | 1 << to;
+                    let mill = if board.closes_mill(moved, to) {
+                        MILL
+                    } else {
+                        0
+                    };
+                    r.moves.push(r.rank(moved) | (to as u32) << 14 | mill);
+                }
+            }
+            r.move_start.push(r.moves.len() as u32);
+        }
+        r
+    }
+
+    /// Colex rank: the sum of `C(p, i+1)` over the elements `p`, `i`-th from below.
+    #[inline]
+    pub fn rank(&self, set: u32) -> u32 {
+        let mut r = 0;
+        let mut rest = set;
+        let mut i = 1;
+        while rest != 0 {
+            let p = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            r += self.c[p][i];
+            i += 1;
+        }
+        r
+    }
+
+    /// Number of `k`-sets.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// The encoded moves of the set of rank `r`.
+    #[inline]
+    fn moves_of(&self, r: usize) -> &[u32] {
+        &self.moves[self.move_start[r] as usize..self.move_start[r + 1] as usize]
+    }
+}
+
+/// Cell codes. A decided value keeps its distance in the low 14 bits.
+const UNDECIDED: u16 = 0;
+const INVALID: u16 = 0xFFFF;
+const WIN: u16 = 0x4000;
+const LOSS: u16 = 0x8000;
+const DIST: u16 = 0x3FFF;
+
+/// One subspace `k-l`, every raw position, one cell each.
+pub struct Table {
+    /// Stones of the side to move.
+    pub k: u32,
+    /// Stones of the opponent.
+    pub l: u32,
+    cells: Vec<AtomicU16>,
+}
+
+/// Win/loss/draw counts and extremes of one subspace.
+#[derive(Clone, Debug, Default)]
+pub struct Summary {
+    /// Subspace `k-l`.
+    pub k: u32,
+    /// Opponent stones.
+    pub l: u32,
+    /// Raw positions (disjoint set pairs).
+    pub raw: u64,
+    /// Raw positions won, lost, drawn for the side to move.
+    pub wins: u64,
+    /// See `wins`.
+    pub losses: u64,
+    /// See `wins`.
+    pub draws: u64,
+    /// Longest win (plies) and one position `(own, opp)` attaining it.
+    pub longest_win: u16,
+    /// Example of the longest win.
+    pub longest_win_at: (u32, u32),
+    /// Longest loss (plies) and one position attaining it.
+    pub longest_loss: u16,
+    /// Example of the longest loss.
+    pub longest_loss_at: (u32, u32),
+    /// Passes the solver needed for the pair containing this subspace.
+    pub passes: u32,
+}
+
+/// Counts per symmetry class (16-element group).
+#[derive(Clone, Debug, Default)]
+pub struct ClassSummary {
+    /// Number of classes.
+    pub classes: u64,
+    /// Classes won, lost, drawn for the side to move.
+    pub wins: u64,
+    /// See `wins`.
+    pub losses: u64,
+    /// See `wins`.
+    pub draws: u64,
+}
+
+/// The solved oracle: 3-3, 3-4 and 4-3.
+pub struct Oracle {
+    /// Board tables.
+    pub board: Board,
+    rank3: Ranking,
+    rank4: Ranking,
+    /// Solved subspaces.
+    pub tables: Vec<Table>,
+    passes: Vec<((u32, u32), u32)>,
+}
+
+/// Everything a pass needs to read.
+struct Ctx<'a> {
+    board: &'a Board,
+    rank3: &'a Ranking,
+    rank4: &'a Ranking,
+    /// The subspaces solved before (capture targets).
+    lower: &'a [Table],
+}
+
+impl Ctx<'_> {
+    fn ranking(&self, k: u32) -> &Ranking {
+        match k {
+            3 => self.rank3,
+            4 => self.rank4,
+            _ => panic!("oracle covers 3 and 4 stones only"),
+        }
+    }
+
+    fn index(&self, own: u32, opp: u32) -> usize {
+        let k = own.count_ones();
+        let l = opp.count_ones();
+        self.ranking(k).rank(own) as usize * self.ranking(l).len()
+            + self.ranking(l).rank(opp) as usize
+    }
+
+    /// Decides the position `(own, opp)` of slot `slot` in table `t` in pass `n`,
+    /// if its value has distance `n`: returns the new cell code, or `UNDECIDED`.
+    /// `next` is the partner subspace `l-k` (quiet moves), `lower` the subspace
+    /// `(l-1)-k` (captures), absent when a capture leaves two stones.
+    fn decide(&self, n: u16, slot: usize, t: &Table, next: &Table, lower: Option<&Table>) -> u16 {
+        let b = self.board;
+        let rk = self.ranking(t.k);
+        let rl = self.ranking(t.l);
+        let own_rank = slot / rl.len();
+        let opp = rl.sets[slot % rl.len()];
+        // Slot of (opp, moved) in `next`: rank(opp) * C(24,k) + rank(moved).
+        let base = (slot % rl.len()) * rk.len();
+        let mut all_won = true; // every successor so far is a win for the opponent
+        let mut max_win: i32 = -1; // the largest such win
+        // `consider` returns true when the position is decided as Win(n).
+        let mut consider = |code: u16| -> bool {
+            match code & !DIST {
+                LOSS => {
+                    let m = code & DIST;
+                    assert!(m + 1 >= n, "a faster win was missed");
+                    if m + 1 == n {
+                        return true;
+                    }
+                    all_won = false;
+                }
+                WIN => max_win = max_win.max((code & DIST) as i32),
+                _ => all_won = false,
+            }
+            false
+        };
+        for &e in rk.moves_of(own_rank) {
+            let to = e >> 14 & 31;
+            if opp >> to & 1 == 1 {
+                continue; // flying onto an opponent stone
+            }
+            let moved_rank = (e & 0x3FFF) as usize;
+            if e & MILL == 0 {
+                if consider(next.cells[base + moved_rank].load(Relaxed)) {
+                    return WIN | n;
+                }
+                continue;
+            }
+            // A mill: remove one opponent stone not in a mill, any if all are.
+            let protected = b.in_mills(opp);
+            let mut removable = if opp & !protected != 0 {
+                opp & !protected
+            } else {
+                opp
+            };
+            while removable != 0 {
+                let r = removable & removable.wrapping_neg();
+                removable &= removable - 1;
+                let code = match lower {
+                    None => LOSS, // two stones left: Loss(0) for the opponent
+                    Some(lo) => {
+                        let left = opp & !r;
+                        let c = lo.cells
+                            [self.ranking(lo.k).rank(left) as usize * rk.len() + moved_rank]
+                            .load(Relaxed);
+                        debug_assert!(c != INVALID);
+                        c
+                    }
+                };
+                if consider(code) {
+                    return WIN | n;
+                }
+            }
+        }
+        if all_won {
+            assert!(max_win + 1 >= n as i32, "a longer loss was missed");
+            if max_win + 1 == n as i32 {
+                return LOSS | n;
+            }
+        }
+        UNDECIDED
+    }
+
+    /// Solves the subspaces `(k, l)` of one pair by forward passes; returns the
+    /// tables and the number of passes.
+    fn solve_pair(&self, shapes: &[(u32, u32)]) -> (Vec<Table>, u32) {
+        let pair: Vec<Table> = shapes
+            .iter()
+            .map(|&(k, l)| {
+                let (rk, rl) = (self.ranking(k), self.ranking(l));
+                let cells = (0..rk.len() * rl.len())
+                    .into_par_iter()
+                    .map(|i| {
+                        let own = rk.sets[i / rl.len()];
+                        let opp = rl.sets[i % rl.len()];
+                        AtomicU16::new(if own & opp != 0 { INVALID } else { UNDECIDED })
+                    })
+                    .collect();
+                Table { k, l, cells }
+            })
+            .collect();
+        // Per table: its partner, its capture target, and the slots still undecided
+        // (a pass only looks at those; the list shrinks as positions are decided).
+        let mut work: Vec<(&Table, &Table, Option<&Table>, Vec<u32>)> = pair
+            .iter()
+            .map(|t| {
+                let next = pair
+                    .iter()
+                    .find(|u| u.k == t.l && u.l == t.k)
+                    .expect("partner");
+                let lower = (t.l > 3).then(|| {
+                    self.lower
+                        .iter()
+                        .find(|u| u.k == t.l - 1 && u.l == t.k)
+                        .expect("lower subspace solved first")
+                });
+                // Opponent-major order: consecutive positions share the opponent
+                // set, so their quiet successors all lie in one row of `next`
+                // (rank(opp) * C(24,k) + ..), which stays in cache.
+                let (nk, nl) = (self.ranking(t.k).len(), self.ranking(t.l).len());
+                let todo = (0..nl)
+                    .flat_map(|j| (0..nk).map(move |i| (i * nl + j) as u32))
+                    .filter(|&i| t.cells[i as usize].load(Relaxed) == UNDECIDED)
+                    .collect();
+                (t, next, lower, todo)
+            })
+            .collect();
+        // Distances of the positions outside the pair (terminal: 0).
+        let mut external = vec![false; DIST as usize + 1];
+        external[0] = true;
+        for t in self.lower {
+            for c in t.cells.iter() {
+                let c = c.load(Relaxed);
+                if c != INVALID && c != UNDECIDED {
+                    external[(c & DIST) as usize] = true;
+                }
+            }
+        }
+        let mut passes = 0;
+        let mut n: u16 = 0;
+        loop {
+            let mut decided = 0usize;
+            for (t, next, lower, todo) in work.iter_mut() {
+                let before = todo.len();
+                *todo = todo
+                    .par_iter()
+                    .copied()
+                    .filter(|&slot| {
+                        let code = self.decide(n, slot as usize, t, next, *lower);
+                        if code == UNDECIDED {
+                            return true;
+                        }
+                        t.cells[slot as usize].store(code, Relaxed);
+                        false
+                    })
+                    .collect();
+                decided += before - todo.len();
+            }
+            if std::env::var_os("ORACLE_VERBOSE").is_some() {
+                eprintln!("oracle {shapes:?}: pass {n} decided {decided}");
+            }
+            passes += 1;
+            if decided > 0 {
+                n += 1;
+                continue;
+            }
+            // Pass n decided nothing, so no position of the pair has distance n,
+            // and pass n + 1 can only decide a position through a successor
+            // outside the pair at distance n. By induction the next pass that can
+            // decide anything is d + 1 for the least outside distance d >= n;
+            // without one, we are done.
+            match (n as usize..external.len()).find(|&d| external[d]) {
+                Some(d) => n = d as u16 + 1,
+                None => return (pair, passes),
+            }
+            assert!(n < DIST, "distance overflow");
+        }
+    }
+}
+
+impl Oracle {
+    /// Solves 3-3, then the pair 3-4/4-3.
+    pub fn solve() -> Oracle {
+        let board = Board::new();
+        let rank3 = Ranking::new(3, &board);
+        let rank4 = Ranking::new(4, &board);
+        let mut tables: Vec<Table> = Vec::new();
+        let mut passes = Vec::new();
+        for shapes in [&[(3, 3)][..], &[(3, 4), (4, 3)][..]] {
+            let ctx = Ctx {
+                board: &board,
+                rank3: &rank3,
+                rank4: &rank4,
+                lower: &tables,
+            };
+            let (solved, p) = ctx.solve_pair(shapes);
+            for &s in shapes {
+                passes.push((s, p));
+            }
+            tables.extend(solved);
+        }
+        Oracle {
+            board,
+            rank3,
+            rank4,
+            tables,
+            passes,
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            board: &self.board,
+            rank3: &self.rank3,
+            rank4: &self.rank4,
+            lower: &self.tables,
+        }
+    }
+
+    fn table(&self, k: u32, l: u32) -> &Table {
+        self.tables
+            .iter()
+            .find(|t| t.k == k && t.l == l)
+            .unwrap_or_else(|| panic!("oracle has no subspace {k}-{l}"))
+    }
+
+    /// The value of the position with `own` (side to move) and `opp` stones, as
+    /// raw bitsets in the crate's numbering: `('W', n)`, `('L', n)` or `('D', 0)`.
+    pub fn value(&self, own: u32, opp: u32) -> (char, u16) {
+        assert_eq!(own & opp, 0, "overlapping sets");
+        assert_eq!((own | opp) & !FULL, 0, "points beyond 24");
+        let t = self.table(own.count_ones(), opp.count_ones());
+        decode(t.cells[self.ctx().index(own, opp)].load(Relaxed))
+    }
+
+    /// Every raw position `(own, opp)` of subspace `k-l`, in slot order.
+    pub fn positions(&self, k: u32, l: u32) -> Vec<(u32, u32)> {
+        let ctx = self.ctx();
+        let (rk, rl) = (ctx.ranking(k), ctx.ranking(l));
+        let mut out = Vec::new();
+        for &own in &rk.sets {
+            for &opp in &rl.sets {
+                if own & opp == 0 {
+                    out.push((own, opp));
+                }
+            }
+        }
+        out
+    }
+
+    /// Raw counts and extremes of subspace `k-l`.
+    pub fn summary(&self, k: u32, l: u32) -> Summary {
+        let t = self.table(k, l);
+        let ctx = self.ctx();
+        let (rk, rl) = (ctx.ranking(k), ctx.ranking(l));
+        let mut s = Summary {
+            k,
+            l,
+            passes: self
+                .passes
+                .iter()
+                .find(|(sh, _)| *sh == (k, l))
+                .map_or(0, |p| p.1),
+            ..Summary::default()
+        };
+        for (i, cell) in t.cells.iter().enumerate() {
+            let own = rk.sets[i / rl.len()];
+            let opp = rl.sets[i % rl.len()];
+            match decode(cell.load(Relaxed)) {
+                ('X', _) => continue,
+                ('W', d) => {
+                    s.wins += 1;
+                    if d > s.longest_win {
+                        s.longest_win = d;
+                        s.longest_win_at = (own, opp);
+                    }
+                }
+                ('L', d) => {
+                    s.losses += 1;
+                    if d > s.longest_loss {
+                        s.longest_loss = d;
+                        s.longest_loss_at = (own, opp);
+                    }
+                }
+                _ => s.draws += 1,
+            }
+            s.raw += 1;
+        }
+        s
+    }
+
+    /// Counts per symmetry class: a position counts if it is the smallest
+    /// `(own, opp)` of its orbit under the 16 symmetries.
+    pub fn class_summary(&self, k: u32, l: u32) -> ClassSummary {
+        self.positions(k, l)
+            .par_iter()
+            .filter(|&&(own, opp)| {
+                (1..self.board.syms.len())
+                    .all(|s| (self.board.map(s, own), self.board.map(s, opp)) >= (own, opp))
+            })
+            .map(|&(own, opp)| {
+                let mut c = ClassSummary {
+                    classes: 1,
+                    ..ClassSummary::default()
+                };
+                match self.value(own, opp).0 {
+                    'W' => c.wins = 1,
+                    'L' => c.losses = 1,
+                    _ => c.draws = 1,
+                }
+                c
+            })
+            .reduce(ClassSummary::default, |a, b| ClassSummary {
+                classes: a.classes + b.classes,
+                wins: a.wins + b.wins,
+                losses: a.losses + b.losses,
+                draws: a.draws + b.draws,
+            })
+    }
+}
+
+fn decode(code: u16) -> (char, u16) {
+    match code {
+        INVALID => ('X', 0),
+        UNDECIDED => ('D', 0),
+        c if c & !DIST == WIN => ('W', c & DIST),
+        c => ('L', c & DIST),
+    }
+}
