@@ -306,9 +306,12 @@ impl<W: Write + Send + 'static> Uci<W> {
         let handle = std::thread::spawn(move || {
             let mut report = |info: &Info| say(&out, &info_line(rules, info));
             let result = engine.search_game(&game, &limits, &flag, &mut report);
-            for line in final_lines(rules, &result, game.position().to_move) {
-                say(&out, &line);
-            }
+            // Both closing lines under one lock, so that no `readyok` comes between
+            // them (a driver may send `isready` on seeing the first).
+            say(
+                &out,
+                &final_lines(rules, &result, game.position().to_move).join("\n"),
+            );
             engine
         });
         self.running = Some(Running {

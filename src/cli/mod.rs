@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand.
 
+mod arena;
 mod board;
 mod db;
 mod info;
@@ -34,6 +35,8 @@ enum Command {
     Stats(db::StatsArgs),
     /// Print the header of a database file.
     Info(info::InfoArgs),
+    /// Play games between two players and report results with intervals.
+    Arena(arena::ArenaArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -48,5 +51,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Build(a) => db::build(a),
         Command::Verify(a) => db::verify(a),
         Command::Stats(a) => db::stats(a),
+        Command::Arena(a) => arena::arena(a),
     }
 }

@@ -1,16 +1,50 @@
 //! `uci`: speak the engine protocol on standard input and output.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use millbase::Rules;
+use millbase::engine::Endgame;
+use millbase::probe::Tablebase;
+use millbase::uci::EndgameOpener;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
-/// Arguments of `uci` (none yet: everything is set with `setoption`).
+/// Arguments of `uci` (everything else is set with `setoption`).
 #[derive(Args)]
-pub struct UciArgs {}
+pub struct UciArgs {
+    /// Database directory to probe from the start (as `setoption name DatabasePath`).
+    #[arg(long)]
+    db: Option<PathBuf>,
+}
+
+/// Opens a database directory for the engine (`DatabasePath`).
+fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
+    let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
+    if tb.available().is_empty() {
+        return Err(format!(
+            "{}: no database files (k-l.mdb) here",
+            dir.display()
+        ));
+    }
+    Ok(Arc::new(tb))
+}
 
 /// `millbase uci`: the protocol of `docs/PROTOCOL.md` until `quit` or end of input.
-pub fn uci(_args: UciArgs) -> Result<ExitCode> {
-    millbase::uci::run_stdio(Rules::standard(), None);
+pub fn uci(args: UciArgs) -> Result<ExitCode> {
+    let opener: EndgameOpener = Box::new(open_tablebase);
+    match args.db {
+        None => millbase::uci::run_stdio(Rules::standard(), Some(opener)),
+        Some(dir) => {
+            open_tablebase(&dir)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("--db {}", dir.display()))?;
+            let set = format!("setoption name DatabasePath value {}\n", dir.display());
+            let mut session =
+                millbase::uci::Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
+            session.handle(set.trim_end());
+            session.run(std::io::stdin().lock());
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,121 @@
+//! `arena`: games between two players, with results and intervals.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use millbase::arena::{self, ArenaConfig, PlayerSpec};
+use millbase::probe::Tablebase;
+use millbase::{Game, Rules};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Arguments of `arena`.
+#[derive(Args)]
+pub struct ArenaArgs {
+    /// Player A: perfect, random, engine:depth=D, engine:movetime=MS (options
+    /// ,hash=MB ,db=no ,shuffle=no), uci:COMMAND or uci:depth=D:COMMAND.
+    a: String,
+    /// Player B (as A).
+    b: String,
+    /// Number of games; A and B swap colours every game.
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    /// Openings: `random:K` plays K random plies from the start for each pair of games.
+    #[arg(long)]
+    openings: Option<String>,
+    /// Start position: `startpos` or a FEN, optionally followed by `moves ...`.
+    #[arg(long, default_value = "startpos")]
+    start: String,
+    /// Seed of everything random.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Games played at once.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Database directory (for perfect, for engines, and to find blunders).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Draw after this many plies without a removal (0: never).
+    #[arg(long, default_value_t = 100)]
+    max_quiet: u32,
+    /// Draw after this many plies in all, opening excluded (0: never).
+    #[arg(long, default_value_t = 1000)]
+    max_plies: usize,
+    /// Write every game as a JSON line to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// `millbase arena A B ...`.
+pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let a: PlayerSpec = args.a.parse()?;
+    let b: PlayerSpec = args.b.parse()?;
+    let opening_plies = match args.openings.as_deref() {
+        None => 0,
+        Some(text) => match text.strip_prefix("random:").map(str::parse::<usize>) {
+            Some(Ok(k)) => k,
+            _ => bail!("--openings {text}: write random:K with K a number of plies"),
+        },
+    };
+    let start =
+        Game::parse(rules, &args.start).with_context(|| format!("--start {}", args.start))?;
+    let db = match &args.db {
+        Some(dir) => Some(Arc::new(Tablebase::open(dir)?)),
+        None => None,
+    };
+    let mut config = ArenaConfig::new(a, b, args.games);
+    config.a.1 = args.a.clone();
+    config.b.1 = args.b.clone();
+    config.start = *start.position();
+    config.start_counters = start.counters;
+    config.opening_plies = opening_plies;
+    config.seed = args.seed;
+    config.threads = args.threads.max(1);
+    config.max_quiet = args.max_quiet;
+    config.max_plies = args.max_plies;
+    config.db = db;
+    config.db_dir = args.db.clone();
+
+    let bar = ProgressBar::with_draw_target(
+        Some(args.games as u64),
+        if args.quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        },
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} (eta {eta}) {msg}")
+            .expect("a valid template"),
+    );
+    let records = arena::run(&config, &|_| bar.inc(1));
+    bar.finish_and_clear();
+    let records = records?;
+    let summary = arena::summarize(&config, &records);
+    if let Some(path) = &args.out {
+        let mut file = std::io::BufWriter::new(
+            std::fs::File::create(path).with_context(|| format!("--out {}", path.display()))?,
+        );
+        for r in &records {
+            serde_json::to_writer(&mut file, r)?;
+            writeln!(file)?;
+        }
+        file.flush()
+            .with_context(|| format!("--out {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print!("{summary}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,428 @@
+//! The arena against the databases: perfect play keeps its value, the engine finds
+//! the wins the databases prove, the protocol survives a subprocess, and runs repeat.
+//!
+//! One database of every pair with at most nine stones is built for the whole file.
+
+use millbase::Rules;
+use millbase::arena::{self, ArenaConfig, GameRecord, Side};
+use millbase::build::{BuildOptions, Selection, build};
+use millbase::engine::Endgame;
+use millbase::fen::{self, Counters};
+use millbase::position::{Color, Position};
+use millbase::probe::Tablebase;
+use millbase::value::{Value, Wdl};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+fn rules() -> &'static Rules {
+    Rules::standard()
+}
+
+/// The nine-stone database, built once.
+fn db_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("millbase-arena-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        build(
+            rules(),
+            &BuildOptions {
+                db: dir.clone(),
+                selection: Selection::MaxStones(9),
+                threads: None,
+                quiet: true,
+            },
+        )
+        .expect("the nine-stone set builds");
+        dir
+    })
+}
+
+fn tablebase() -> Arc<Tablebase> {
+    static TB: OnceLock<Arc<Tablebase>> = OnceLock::new();
+    TB.get_or_init(|| Arc::new(Tablebase::open(db_dir()).unwrap()))
+        .clone()
+}
+
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = arena::mix(self.0);
+        self.0
+    }
+}
+
+/// Random moving-phase positions, White to move with `k` stones against `l`, that
+/// are not over, with their values.
+fn positions(k: u32, l: u32, seed: u64, count: usize) -> Vec<(Position, Value)> {
+    let r = rules();
+    let tb = tablebase();
+    let mut rng = SplitMix(seed);
+    let mut out = Vec::new();
+    while out.len() < count {
+        let mut board = [0u32; 2];
+        for (side, n) in [(0, k), (1, l)] {
+            while board[side].count_ones() < n {
+                let p = (rng.next() % 24) as u32;
+                if (board[0] | board[1]) & (1 << p) == 0 {
+                    board[side] |= 1 << p;
+                }
+            }
+        }
+        let pos = Position::moving(Color::White, board[0] as _, board[1] as _);
+        if pos.is_over(r) {
+            continue;
+        }
+        out.push((pos, tb.probe(&pos).unwrap()));
+    }
+    out
+}
+
+/// Positions of `k-l` whose value satisfies `want`.
+fn find(k: u32, l: u32, count: usize, want: impl Fn(Value) -> bool) -> Vec<(Position, Value)> {
+    let mut out = Vec::new();
+    let mut seed = (k * 10 + l) as u64;
+    while out.len() < count {
+        out.extend(
+            positions(k, l, seed, 200)
+                .into_iter()
+                .filter(|&(_, v)| want(v)),
+        );
+        seed += 1000;
+        assert!(seed < 200_000, "no such positions in {k}-{l}");
+    }
+    out.truncate(count);
+    out
+}
+
+fn config(a: &str, b: &str, start: &Position, games: usize) -> ArenaConfig {
+    let mut c = ArenaConfig::new(a.parse().unwrap(), b.parse().unwrap(), games);
+    c.a.1 = a.to_string();
+    c.b.1 = b.to_string();
+    c.start = *start;
+    c.start_counters = Counters {
+        fullmove: 1,
+        ..Counters::default()
+    };
+    c.db = Some(tablebase());
+    c.db_dir = Some(db_dir().to_path_buf());
+    c
+}
+
+fn play(c: &ArenaConfig) -> Vec<GameRecord> {
+    arena::run(c, &|_| {}).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn fen_of(pos: &Position) -> String {
+    fen::format(
+        rules(),
+        pos,
+        Counters {
+            fullmove: 1,
+            ..Counters::default()
+        },
+    )
+}
+
+#[test]
+fn perfect_wins_in_exactly_the_stored_plies() {
+    let mut starts = find(3, 3, 4, |v| matches!(v, Value::Win(n) if n >= 9));
+    starts.extend(find(3, 4, 3, |v| matches!(v, Value::Win(n) if n >= 9)));
+    starts.extend(find(6, 3, 3, |v| matches!(v, Value::Win(n) if n >= 5)));
+    for (pos, value) in starts {
+        let c = config("perfect", "perfect", &pos, 2);
+        for rec in play(&c) {
+            let white = rec.white;
+            assert_eq!(rec.winner, Some(white), "{} {value}", fen_of(&pos));
+            assert_eq!(
+                Some(rec.plies as u16),
+                value.distance(),
+                "{}: {:?}",
+                fen_of(&pos),
+                rec.moves
+            );
+            assert!(rec.blunders.is_empty() && rec.inaccurate == [0, 0]);
+        }
+    }
+}
+
+/// Games from positions the databases call won or drawn for the side to move, with
+/// the perfect player on that side in one game of each pair and on the other side in
+/// the other.
+fn perfect_keeps_its_value(opponent: &str, per_subspace: usize) {
+    let mut starts = Vec::new();
+    for (k, l) in [(4, 4), (5, 4), (4, 5), (3, 3), (3, 5), (6, 3)] {
+        starts.extend(find(k, l, per_subspace, |v| v.wdl() != Wdl::Loss));
+    }
+    let mut checked = 0;
+    for (pos, value) in starts {
+        let c = config("perfect", opponent, &pos, 2);
+        for rec in play(&c) {
+            // The start value for A (perfect).
+            let for_perfect = if rec.white == Side::A {
+                value.wdl()
+            } else {
+                value.parent().wdl()
+            };
+            assert_eq!(rec.start_wdl_a, Some(for_perfect));
+            assert!(rec.checked[0] > 0 || rec.plies < 2);
+            assert_eq!(rec.blunder_kinds[0], [0, 0, 0], "perfect never blunders");
+            if for_perfect != Wdl::Loss {
+                checked += 1;
+                assert_ne!(
+                    rec.winner,
+                    Some(Side::B),
+                    "perfect lost from {} ({value} for the side to move) against {opponent}: {:?}",
+                    fen_of(&pos),
+                    rec.moves
+                );
+            }
+            if for_perfect == Wdl::Win && rec.plies < 100 {
+                assert_eq!(rec.winner, Some(Side::A), "{:?}", rec.moves);
+            }
+        }
+    }
+    assert!(checked >= per_subspace * 6);
+}
+
+#[test]
+fn perfect_never_loses_a_drawn_or_won_position_against_random() {
+    perfect_keeps_its_value("random", 4);
+}
+
+#[test]
+fn perfect_never_loses_a_drawn_or_won_position_against_the_engine() {
+    perfect_keeps_its_value("engine:depth=2,db=no,hash=1", 2);
+}
+
+#[test]
+fn the_engine_finds_the_wins_the_databases_prove() {
+    let mut starts = Vec::new();
+    for (k, l) in [(5, 3), (6, 3), (3, 3)] {
+        starts.extend(find(k, l, 3, |v| matches!(v, Value::Win(n) if n <= 5)));
+    }
+    for (pos, value) in starts {
+        let n = value.distance().unwrap() as u32;
+        for depth in [n, n + 1] {
+            let engine = format!("engine:depth={depth},db=no,hash=1");
+            let c = config(&engine, "perfect", &pos, 1);
+            let rec = &play(&c)[0];
+            assert_eq!(
+                rec.winner,
+                Some(Side::A),
+                "{} is {value}; {engine} against perfect defence: {:?}",
+                fen_of(&pos),
+                rec.moves
+            );
+            assert_eq!(rec.plies as u32, n, "{}: {:?}", fen_of(&pos), rec.moves);
+        }
+    }
+}
+
+#[test]
+fn a_missing_subspace_is_an_error_naming_it() {
+    let r = rules();
+    let game = millbase::Game::parse(
+        r,
+        "startpos moves d6 f4 d5 d7 e5 c5 e4 e3 c4 d3 c3 b4 d2 d1 g4 a4 a1 g7",
+    )
+    .unwrap();
+    let c = config("perfect", "random", game.position(), 2);
+    let err = arena::run(&c, &|_| {}).unwrap_err().to_string();
+    assert!(err.contains("9-9"), "{err}");
+    // Placement positions need the opening search.
+    let c = config("random", "perfect", &Position::start(r), 2);
+    let err = arena::run(&c, &|_| {}).unwrap_err().to_string();
+    assert!(
+        err.contains("perfect") && err.contains("placement"),
+        "{err}"
+    );
+}
+
+fn millbase() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_millbase"))
+}
+
+fn arena_cli(args: &[&str]) -> (String, String) {
+    let out = millbase()
+        .arg("arena")
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(out.status.success(), "arena {args:?}: {stderr}");
+    (stdout, stderr)
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("millbase-arena-{}-{name}", std::process::id()))
+}
+
+fn moves_of(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_protocol_round_trips_through_a_subprocess() {
+    let exe = env!("CARGO_BIN_EXE_millbase");
+    let uci = format!("uci:depth=2:{exe} uci");
+    let (via_uci, direct) = (temp("uci.jsonl"), temp("direct.jsonl"));
+    let (json, _) = arena_cli(&[
+        &uci,
+        "random",
+        "--games",
+        "4",
+        "--openings",
+        "random:6",
+        "--json",
+        "--out",
+        via_uci.to_str().unwrap(),
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(summary["games"], 4);
+    let a_wins = summary["a_wins"].as_u64().unwrap();
+    assert_eq!(
+        a_wins + summary["draws"].as_u64().unwrap() + summary["b_wins"].as_u64().unwrap(),
+        4
+    );
+    assert!(a_wins >= 3, "{json}");
+    // The same engine in process plays the very same games.
+    arena_cli(&[
+        "engine:depth=2,shuffle=no",
+        "random",
+        "--games",
+        "4",
+        "--openings",
+        "random:6",
+        "--out",
+        direct.to_str().unwrap(),
+    ]);
+    let games = moves_of(&via_uci);
+    assert_eq!(games.len(), 4);
+    assert!(
+        games.iter().flatten().any(|m| m.contains('x')),
+        "no capture was played"
+    );
+    assert_eq!(games, moves_of(&direct));
+
+    // Sanmill's dialect: no standard `bestmove` line, removals asked for separately.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let script = temp("sanmill.sh");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\n'{exe}' uci | grep --line-buffered -v '^bestmove'\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let sanmill = temp("sanmill.jsonl");
+        arena_cli(&[
+            &format!("uci:depth=2:{}", script.display()),
+            "random",
+            "--games",
+            "4",
+            "--openings",
+            "random:6",
+            "--out",
+            sanmill.to_str().unwrap(),
+        ]);
+        assert_eq!(moves_of(&sanmill), games);
+    }
+}
+
+#[test]
+fn runs_repeat_for_a_seed_with_any_number_of_threads() {
+    let db = db_dir().to_str().unwrap();
+    let start = "O@O@O@**/*@*O****/******** w m s 4 0 4 0 0 0 -1 -1 -1 -1 0 0 1";
+    let run = |threads: &str, seed: &str, name: &str| {
+        let out = temp(name);
+        arena_cli(&[
+            "perfect",
+            "engine:depth=1,db=no",
+            "--games",
+            "8",
+            "--start",
+            start,
+            "--openings",
+            "random:4",
+            "--db",
+            db,
+            "--seed",
+            seed,
+            "--threads",
+            threads,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let one = run("1", "7", "t1.jsonl");
+    assert_eq!(one.lines().count(), 8);
+    assert_eq!(one, run("2", "7", "t2.jsonl"));
+    assert_ne!(one, run("1", "8", "t3.jsonl"));
+}
+
+#[test]
+fn the_protocol_engine_reads_the_databases() {
+    use std::io::Write;
+    let (pos, value) = find(6, 3, 1, |v| matches!(v, Value::Win(n) if n >= 3))[0];
+    let mut child = millbase()
+        .arg("uci")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = format!(
+        "setoption name DatabasePath value {}\nposition fen {}\ngo depth 1\nquit\n",
+        db_dir().display(),
+        fen_of(&pos)
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("error"), "{text}");
+    let best = text
+        .lines()
+        .find_map(|l| l.strip_prefix("bestmove "))
+        .unwrap();
+    let ply = millbase::notation::parse_ply(rules(), &pos, best).unwrap();
+    let tb = tablebase();
+    let after = pos.after(rules(), ply);
+    let got = if after.material(after.to_move) < 3 {
+        Value::Win(1)
+    } else {
+        tb.probe(&after).unwrap().parent()
+    };
+    assert_eq!(got, value, "{text}");
+    assert!(text.contains(&format!("mate {}", value.distance().unwrap().div_ceil(2))));
+    // The trait answers what the files hold, and nothing for placement positions.
+    let e: &dyn Endgame = &*tb;
+    assert_eq!(e.probe(&pos), Some(value));
+    assert_eq!(e.probe(&Position::start(rules())), None);
+    let big = Position::moving(Color::White, 0b11111, 0b1111100000);
+    assert_eq!(e.probe(&big), None);
+}
