@@ -20,6 +20,7 @@ pub mod index;
 pub mod manifest;
 pub mod memory;
 pub mod notation;
+pub mod opening;
 pub mod perft;
 pub mod position;
 pub mod probe;

@@ -4,6 +4,7 @@ mod arena;
 mod board;
 mod db;
 mod info;
+mod oracle;
 mod uci;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,14 @@ enum Command {
     Stats(db::StatsArgs),
     /// Print the header of a database file.
     Info(info::InfoArgs),
+    /// Solve a placement position (default: the empty board) with the opening search.
+    Solve(oracle::SolveArgs),
+    /// Print the exact value of a position (either phase).
+    Probe(oracle::QueryArgs),
+    /// Print every legal ply of a position with its value, best first.
+    Analyze(oracle::QueryArgs),
+    /// Play against the oracle in the terminal.
+    Play(oracle::PlayArgs),
     /// Play games between two players and report results with intervals.
     Arena(arena::ArenaArgs),
 }
@@ -51,6 +60,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Build(a) => db::build(a),
         Command::Verify(a) => db::verify(a),
         Command::Stats(a) => db::stats(a),
+        Command::Solve(a) => oracle::solve(a),
+        Command::Probe(a) => oracle::probe(a),
+        Command::Analyze(a) => oracle::analyze(a),
+        Command::Play(a) => oracle::play(a),
         Command::Arena(a) => arena::arena(a),
     }
 }

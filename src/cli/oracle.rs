@@ -1,0 +1,307 @@
+//! `solve`, `probe`, `analyze`, `play`: perfect play from the databases and the
+//! opening search.
+
+use super::board::{PositionArg, describe};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use millbase::notation::{format_ply, parse_ply};
+use millbase::opening::{Opening, OpeningError, OpeningOptions, Outcome};
+use millbase::position::Phase;
+use millbase::probe::{ProbeError, Tablebase};
+use millbase::{Color, Game, Ply, Position, Rules, Value};
+use serde_json::{Value as Json, json};
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Database and search settings shared by the oracle commands.
+#[derive(Args)]
+pub struct OracleArgs {
+    /// The database directory.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// Transposition table size of the opening search, MiB.
+    #[arg(long, default_value_t = 256)]
+    table_mib: usize,
+}
+
+impl OracleArgs {
+    fn open(&self) -> Result<Tablebase> {
+        Ok(Tablebase::open(&self.db)?)
+    }
+
+    fn options(&self) -> OpeningOptions {
+        OpeningOptions {
+            table_mib: self.table_mib,
+            ..OpeningOptions::default()
+        }
+    }
+}
+
+/// Arguments of `solve`.
+#[derive(Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    oracle: OracleArgs,
+    /// The position to solve (default: the empty board): `startpos` or a FEN,
+    /// optionally followed by `moves ...`, quoted as one argument.
+    #[arg(long, default_value = "startpos")]
+    position: String,
+    /// Save the exact values found for positions up to this many plies into the
+    /// placement phase (0 saves nothing).
+    #[arg(long, default_value_t = 8)]
+    save_plies: u32,
+}
+
+/// Arguments of `probe` and `analyze`.
+#[derive(Args)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    oracle: OracleArgs,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    pos: PositionArg,
+}
+
+/// Which side a person plays.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Side {
+    /// White, who moves first.
+    White,
+    /// Black.
+    Black,
+}
+
+/// Arguments of `play`.
+#[derive(Args)]
+pub struct PlayArgs {
+    #[command(flatten)]
+    oracle: OracleArgs,
+    /// The side the person plays.
+    #[arg(long, value_enum, default_value = "white")]
+    human: Side,
+}
+
+/// `"win"`, `"draw"` or `"loss"` and the distance, as JSON fields.
+fn value_json(v: Value) -> serde_json::Map<String, Json> {
+    let mut m = serde_json::Map::new();
+    m.insert("value".into(), json!(v.wdl().to_string()));
+    if let Some(n) = v.distance() {
+        m.insert("distance".into(), json!(n));
+    }
+    m
+}
+
+fn game_of(rules: &Rules, text: &str) -> Result<Game> {
+    Ok(Game::parse(rules, text)?)
+}
+
+/// `millbase solve`.
+pub fn solve(a: SolveArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let game = game_of(rules, &a.position)?;
+    let tb = a.oracle.open()?;
+    let mut opening = Opening::new(&tb, a.oracle.options())?;
+    let out = opening.solve(game.position())?;
+    print!("{}", solve_report(rules, &out));
+    if a.save_plies > 0 && out.exact().is_some() && game.position().phase() == Phase::Placement {
+        let n = opening.save(a.save_plies)?;
+        println!(
+            "saved        {n} exact values up to ply {} in {}",
+            a.save_plies,
+            tb.dir().join(millbase::opening::SAVED_FILE).display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn solve_report(rules: &Rules, out: &Outcome) -> String {
+    let mut s = match out.exact() {
+        Some(v) => format!("value        {v}\n"),
+        None => format!(
+            "value        not exact: between {} and {} (for the side to move)\n",
+            out.lower, out.upper
+        ),
+    };
+    if let Some(p) = out.best {
+        s.push_str(&format!("best ply     {}\n", format_ply(rules, p)));
+    }
+    s.push_str(&format!("nodes        {}\n", out.nodes));
+    s.push_str(&format!("probes       {}\n", out.probes));
+    s.push_str(&format!("time         {:.3} s\n", out.seconds));
+    if !out.missing.is_empty() {
+        let names = out.missing_names();
+        s.push_str(&format!("missing      {}\n", names.join(" ")));
+        if out.exact().is_some() {
+            s.push_str("(the bounds meet: the answer is exact without them)\n");
+            return s;
+        }
+        s.push_str(&format!(
+            "to make it exact, build them: {}\n",
+            names
+                .iter()
+                .map(|n| format!("millbase build --only {n}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    s
+}
+
+/// `millbase probe POS`.
+pub fn probe(a: QueryArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let game = a.pos.game(rules)?;
+    let tb = a.oracle.open()?;
+    let mut opening = Opening::new(&tb, a.oracle.options())?;
+    let v = opening.value(game.position())?;
+    if a.json {
+        println!("{}", Json::Object(value_json(v)));
+    } else {
+        println!("{v} (for {} to move)", game.position().to_move);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `millbase analyze POS`.
+pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let game = a.pos.game(rules)?;
+    let tb = a.oracle.open()?;
+    let mut opening = Opening::new(&tb, a.oracle.options())?;
+    let moves = opening.moves(game.position())?;
+    let value = moves.first().map_or(Value::Loss(0), |m| m.1);
+    if a.json {
+        let mut obj = value_json(value);
+        let list: Vec<Json> = moves
+            .iter()
+            .map(|&(p, v)| {
+                let mut m = serde_json::Map::new();
+                m.insert("ply".into(), json!(format_ply(rules, p)));
+                m.extend(value_json(v));
+                Json::Object(m)
+            })
+            .collect();
+        obj.insert("moves".into(), Json::Array(list));
+        println!("{}", Json::Object(obj));
+    } else {
+        println!("{value} (for {} to move)", game.position().to_move);
+        for (p, v) in moves {
+            println!("{:<10} {v}", format_ply(rules, p));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `millbase play`.
+pub fn play(a: PlayArgs) -> Result<ExitCode> {
+    let rules = Rules::standard();
+    let tb = a.oracle.open()?;
+    let mut opening = Opening::new(&tb, a.oracle.options())?;
+    let human = match a.human {
+        Side::White => Color::White,
+        Side::Black => Color::Black,
+    };
+    let mut game = Game::new(Position::start(rules), Default::default());
+    let mut lines = std::io::stdin().lock().lines();
+    println!("You play {human}. Enter plies as d6, a1-a4, d6xg7; 'quit' or end of input stops.");
+    loop {
+        let pos = *game.position();
+        println!("\n{}", describe(rules, &game));
+        if let Some(end) = game_end(rules, &game) {
+            println!("{end}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        println!("value: {}", assessment(&mut opening, &pos));
+        let ply = if pos.to_move == human {
+            match read_ply(rules, &pos, &mut lines)? {
+                Some(p) => p,
+                None => return Ok(ExitCode::SUCCESS),
+            }
+        } else {
+            let p = oracle_ply(&mut opening, &pos)?;
+            println!("oracle plays {}", format_ply(rules, p));
+            p
+        };
+        game.play(rules, ply);
+    }
+}
+
+/// Why the game is over, if it is.
+fn game_end(rules: &Rules, game: &Game) -> Option<String> {
+    let pos = game.position();
+    if pos.material(pos.to_move.other()) < 3 {
+        return Some(format!(
+            "{} has fewer than three stones: {} wins.",
+            pos.to_move.other(),
+            pos.to_move
+        ));
+    }
+    if pos.is_lost(rules) {
+        return Some(format!(
+            "{} cannot move: {} wins.",
+            pos.to_move,
+            pos.to_move.other()
+        ));
+    }
+    game.is_repetition()
+        .then(|| "The position repeats: a draw.".to_string())
+}
+
+/// The value of the position for the side to move, or its bounds.
+fn assessment(opening: &mut Opening, pos: &Position) -> String {
+    let side = pos.to_move;
+    match opening.value(pos) {
+        Ok(v) => format!("{v} for {side}"),
+        Err(OpeningError::Probe(ProbeError::Missing { .. })) => match opening.solve(pos) {
+            Ok(o) => format!(
+                "between {} and {} for {side} (databases missing: {})",
+                o.lower,
+                o.upper,
+                o.missing_names().join(" ")
+            ),
+            Err(e) => format!("unknown ({e})"),
+        },
+        Err(e) => format!("unknown ({e})"),
+    }
+}
+
+/// The oracle's ply: a best ply, or with databases missing the bounds search's best.
+fn oracle_ply(opening: &mut Opening, pos: &Position) -> Result<Ply> {
+    match opening.moves(pos) {
+        Ok(m) => m.first().map(|m| m.0).context("no legal ply"),
+        Err(OpeningError::Probe(ProbeError::Missing { .. })) => {
+            opening.solve(pos)?.best.context("no legal ply")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Reads plies until a legal one; `None` at end of input or `quit`.
+fn read_ply(
+    rules: &Rules,
+    pos: &Position,
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+) -> Result<Option<Ply>> {
+    loop {
+        println!("your ply ({}):", pos.to_move);
+        let Some(line) = lines.next() else {
+            println!("end of input: goodbye.");
+            return Ok(None);
+        };
+        let line = line?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if text == "quit" {
+            return Ok(None);
+        }
+        match parse_ply(rules, pos, text) {
+            Ok(p) => return Ok(Some(p)),
+            Err(e) => println!("refused: {e}"),
+        }
+    }
+}
