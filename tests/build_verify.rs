@@ -202,3 +202,20 @@ fn a_killed_build_resumes_cleanly() {
     let (own, opp) = idx.position(3, 3, 6653);
     assert_eq!(tb.probe(&Position::moving(Color::White, own, opp)).unwrap(), Value::Loss(26));
 }
+
+#[test]
+fn a_pair_that_cannot_fit_is_refused_before_starting() {
+    let dir = temp_dir("memory");
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["build", "--quiet", "--only", "3-3", "--db"])
+        .arg(&dir)
+        .env("MILLBASE_MEMORY_LIMIT", "100000")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: pair 3-3 needs about"), "{err}");
+    assert!(err.contains("GiB is available"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+    assert!(!dir.join("3-3.mdb").exists());
+}
