@@ -105,7 +105,7 @@ pub fn solve(a: SolveArgs) -> Result<ExitCode> {
     let tb = a.oracle.open()?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
     let out = opening.solve(game.position())?;
-    print!("{}", solve_report(rules, &out));
+    print!("{}", solve_report(rules, &out, &a.oracle.db));
     if a.save_plies > 0 && out.exact().is_some() && game.position().phase() == Phase::Placement {
         let n = opening.save(a.save_plies)?;
         println!(
@@ -117,7 +117,7 @@ pub fn solve(a: SolveArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn solve_report(rules: &Rules, out: &Outcome) -> String {
+fn solve_report(rules: &Rules, out: &Outcome, db: &std::path::Path) -> String {
     let mut s = match out.exact() {
         Some(v) => format!("value        {v}\n"),
         None => format!(
@@ -139,12 +139,10 @@ fn solve_report(rules: &Rules, out: &Outcome) -> String {
             return s;
         }
         s.push_str(&format!(
-            "to make it exact, build them: {}\n",
-            names
-                .iter()
-                .map(|n| format!("millbase build --only {n}"))
-                .collect::<Vec<_>>()
-                .join("; ")
+            "to make it exact, build them: `millbase build --db {} --only K-L` for each \
+             (or everything: `millbase build --db {}`)\n",
+            db.display(),
+            db.display()
         ));
     }
     s
