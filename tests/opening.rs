@@ -288,3 +288,23 @@ fn probe_and_analyze_json() {
         "{err}"
     );
 }
+
+#[test]
+fn play_refuses_bad_input_and_stops_at_end_of_input() {
+    use std::io::Write;
+    let db = small_db().to_str().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["play", "--db", db, "--table-mib", "8", "--human", "white"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"zz\nd4\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert_eq!(text.matches("refused").count(), 2, "{text}");
+    assert!(text.contains("end of input"), "{text}");
+    // Without the big databases the value is unknown, and says what is missing.
+    assert!(text.contains("millbase build"), "{text}");
+}

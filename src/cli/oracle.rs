@@ -248,20 +248,10 @@ fn game_end(rules: &Rules, game: &Game) -> Option<String> {
         .then(|| "The position repeats: a draw.".to_string())
 }
 
-/// The value of the position for the side to move, or its bounds.
+/// The value of the position for the side to move, or why it is unknown.
 fn assessment(opening: &mut Opening, pos: &Position) -> String {
-    let side = pos.to_move;
     match opening.value(pos) {
-        Ok(v) => format!("{v} for {side}"),
-        Err(OpeningError::Probe(ProbeError::Missing { .. })) => match opening.solve(pos) {
-            Ok(o) => format!(
-                "between {} and {} for {side} (databases missing: {})",
-                o.lower,
-                o.upper,
-                o.missing_names().join(" ")
-            ),
-            Err(e) => format!("unknown ({e})"),
-        },
+        Ok(v) => format!("{v} for {}", pos.to_move),
         Err(e) => format!("unknown ({e})"),
     }
 }
