@@ -1,12 +1,12 @@
 //! Building a database directory: which pairs, in which order, resuming what is
 //! finished, checking memory first, writing files and the manifest.
 
+use crate::fen::{self, Counters};
 use crate::format::{self, Expect, FormatError, SubspaceFile, SubspaceMeta};
 use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
-use crate::retro::{self, Solved};
-use crate::fen::{self, Counters};
 use crate::position::{Color, Position};
+use crate::retro::{self, Solved};
 use crate::rules::Rules;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
@@ -113,14 +113,20 @@ pub fn plan(rules: &Rules, selection: Selection) -> Result<Vec<(u32, u32)>, Buil
     let valid = |k: u32, l: u32| (3..=max).contains(&k) && (3..=max).contains(&l);
     let mut want = BTreeSet::new();
     let mut stack: Vec<(u32, u32)> = match selection {
-        Selection::All => (3..=max).flat_map(|k| (3..=k).map(move |l| (k, l))).collect(),
+        Selection::All => (3..=max)
+            .flat_map(|k| (3..=k).map(move |l| (k, l)))
+            .collect(),
         Selection::MaxStones(n) => (3..=max)
             .flat_map(|k| (3..=k).map(move |l| (k, l)))
             .filter(|&(k, l)| k + l <= n)
             .collect(),
         Selection::Only(k, l) => {
             if !valid(k, l) {
-                return Err(BuildError::Subspace { k, l, max: rules.stones });
+                return Err(BuildError::Subspace {
+                    k,
+                    l,
+                    max: rules.stones,
+                });
             }
             vec![(k.max(l), k.min(l))]
         }
@@ -143,7 +149,11 @@ pub fn plan(rules: &Rules, selection: Selection) -> Result<Vec<(u32, u32)>, Buil
 
 /// The subspaces of a pair: `k-l`, then `l-k` unless equal.
 pub fn subspaces((k, l): (u32, u32)) -> Vec<(u32, u32)> {
-    if k == l { vec![(k, l)] } else { vec![(k, l), (l, k)] }
+    if k == l {
+        vec![(k, l)]
+    } else {
+        vec![(k, l), (l, k)]
+    }
 }
 
 /// Opens the finished file of subspace `k-l`, checking header and checksums.
@@ -155,13 +165,20 @@ pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFi
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
-    move |source| BuildError::Io { what, path: path.to_path_buf(), source }
+    move |source| BuildError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Builds the selected subspaces into `opts.db`, skipping finished ones.
 pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairReport>, BuildError> {
     let idx = Index::standard();
-    assert!(std::ptr::eq(rules, idx.rules()), "only the standard rules have an index yet");
+    assert!(
+        std::ptr::eq(rules, idx.rules()),
+        "only the standard rules have an index yet"
+    );
     std::fs::create_dir_all(&opts.db).map_err(io("creating", &opts.db))?;
     remove_stale_temporaries(&opts.db)?;
     let pool = rayon::ThreadPoolBuilder::new()
@@ -170,11 +187,15 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
         .map_err(|e| BuildError::Threads(e.to_string()))?;
     let pairs = plan(rules, opts.selection)?;
     let bars = Bars::new(opts.quiet, &pairs, idx);
-    let mut manifest = Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    let mut manifest =
+        Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
     let mut reports = Vec::new();
     for &pair in &pairs {
         let slots: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
-        if subspaces(pair).iter().all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok()) {
+        if subspaces(pair)
+            .iter()
+            .all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok())
+        {
             bars.skip(pair, slots);
             reports.push(PairReport {
                 pair,
@@ -213,7 +234,12 @@ fn build_pair(
         .into_iter()
         .map(|(a, b)| Ok(((a, b), open_checked(db, idx, a, b)?.read_all()?)))
         .collect::<Result<_, FormatError>>()?;
-    let lower = |a: u32, b: u32| lowers.iter().find(|(d, _)| *d == (a, b)).map(|(_, c)| c.as_slice());
+    let lower = |a: u32, b: u32| {
+        lowers
+            .iter()
+            .find(|(d, _)| *d == (a, b))
+            .map(|(_, c)| c.as_slice())
+    };
     let bar = bars.pair(pair, idx);
     let solved = retro::solve_pair(idx, k, l, lower, &|stage, frac| {
         bar.set_message(stage.to_string());
@@ -243,12 +269,21 @@ fn build_pair(
             slot.map(|(_, i)| {
                 let (own, opp) = idx.position(s.k, s.l, i);
                 let pos = Position::moving(Color::White, own, opp);
-                fen::format(idx.rules(), &pos, Counters { plies_since_removal: 0, fullmove: 1 })
+                fen::format(
+                    idx.rules(),
+                    &pos,
+                    Counters {
+                        plies_since_removal: 0,
+                        fullmove: 1,
+                    },
+                )
             })
         };
         entry.longest_win_example = example(s.summary.longest_win);
         entry.longest_loss_example = example(s.summary.longest_loss);
-        manifest.record(db, entry).map_err(|e| BuildError::Manifest(e.to_string()))?;
+        manifest
+            .record(db, entry)
+            .map_err(|e| BuildError::Manifest(e.to_string()))?;
     }
     bar.finish_and_clear();
     report.seconds = start.elapsed().as_secs_f64();
@@ -291,7 +326,9 @@ fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
     // Codes and counters, lower subspaces, and the compressed output being written.
     let need = retro::pair_memory(idx, k, l) + lower + retro::pair_memory(idx, k, l) / 6;
     // MILLBASE_MEMORY_LIMIT (bytes) caps what the build may assume is available.
-    let limit = std::env::var("MILLBASE_MEMORY_LIMIT").ok().and_then(|v| v.parse::<u64>().ok());
+    let limit = std::env::var("MILLBASE_MEMORY_LIMIT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
     let have = match (crate::memory::available(), limit) {
         (Some(a), Some(l)) => Some(a.min(l)),
         (a, l) => a.or(l),
@@ -319,7 +356,11 @@ impl Bars {
         } else {
             ProgressDrawTarget::stderr()
         });
-        let total: u64 = pairs.iter().flat_map(|&p| subspaces(p)).map(|(a, b)| idx.size(a, b)).sum();
+        let total: u64 = pairs
+            .iter()
+            .flat_map(|&p| subspaces(p))
+            .map(|(a, b)| idx.size(a, b))
+            .sum();
         let overall = multi.add(ProgressBar::new(total));
         overall.set_style(
             ProgressStyle::with_template(
@@ -334,7 +375,8 @@ impl Bars {
     fn pair(&self, (k, l): (u32, u32), idx: &Index) -> ProgressBar {
         let bar = self.multi.add(ProgressBar::new(1000));
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {bar:40} {msg}").expect("valid template"),
+            ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {bar:40} {msg}")
+                .expect("valid template"),
         );
         let slots: u64 = subspaces((k, l)).iter().map(|&(a, b)| idx.size(a, b)).sum();
         bar.set_prefix(format!("{k}-{l}"));
@@ -343,8 +385,10 @@ impl Bars {
     }
 
     fn skip(&self, (k, l): (u32, u32), slots: u64) {
-        self.overall.set_length(self.overall.length().unwrap_or(0) - slots);
-        self.overall.println(format!("{k}-{l}: finished earlier, checked, skipped"));
+        self.overall
+            .set_length(self.overall.length().unwrap_or(0) - slots);
+        self.overall
+            .println(format!("{k}-{l}: finished earlier, checked, skipped"));
     }
 
     fn done(&self, (k, l): (u32, u32), slots: u64) {
@@ -368,10 +412,16 @@ mod tests {
     fn plans_are_bottom_up_and_complete() {
         let r = Rules::standard();
         assert_eq!(plan(r, Selection::Only(3, 3)).unwrap(), vec![(3, 3)]);
-        assert_eq!(plan(r, Selection::Only(3, 4)).unwrap(), vec![(3, 3), (4, 3)]);
+        assert_eq!(
+            plan(r, Selection::Only(3, 4)).unwrap(),
+            vec![(3, 3), (4, 3)]
+        );
         let all = plan(r, Selection::All).unwrap();
         assert_eq!(all.len(), 28);
-        assert_eq!(plan(r, Selection::MaxStones(8)).unwrap(), vec![(3, 3), (4, 3), (4, 4), (5, 3)]);
+        assert_eq!(
+            plan(r, Selection::MaxStones(8)).unwrap(),
+            vec![(3, 3), (4, 3), (4, 4), (5, 3)]
+        );
         for (i, &(k, l)) in all.iter().enumerate() {
             for (a, b) in [(l - 1, k), (k - 1, l)] {
                 if a >= 3 {

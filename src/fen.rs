@@ -82,13 +82,16 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         _ => return Err(bad(4, "action", "p, s or r")),
     };
     let num = |i: usize, name: &'static str| -> Result<i64, FenError> {
-        f[i - 1].parse::<i64>().map_err(|_| bad(i, name, "a number"))
+        f[i - 1]
+            .parse::<i64>()
+            .map_err(|_| bad(i, name, "a number"))
     };
     let small = |i: usize, name: &'static str| -> Result<u8, FenError> {
         let v = num(i, name)?;
-        u8::try_from(v).ok().filter(|&v| v <= rules.stones).ok_or_else(|| {
-            bad(i, name, "a count from 0 to the stones per side")
-        })
+        u8::try_from(v)
+            .ok()
+            .filter(|&v| v <= rules.stones)
+            .ok_or_else(|| bad(i, name, "a count from 0 to the stones per side"))
     };
     let on_board = [small(5, "white on board")?, small(7, "black on board")?];
     let hand = [small(6, "white in hand")?, small(8, "black in hand")?];
@@ -96,10 +99,17 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         let seen = board[side.index()].count_ones();
         let said = on_board[side.index()] as u32;
         if seen != said {
-            return Err(FenError::Count { side: side.name(), said, seen });
+            return Err(FenError::Count {
+                side: side.name(),
+                said,
+                seen,
+            });
         }
     }
-    let pend = [small(9, "white removals pending")?, small(10, "black removals pending")?];
+    let pend = [
+        small(9, "white removals pending")?,
+        small(10, "black removals pending")?,
+    ];
     if pend.iter().any(|&p| p > 1) {
         return Err(bad(9, "removals pending", "0 or 1 under standard rules"));
     }
@@ -120,7 +130,12 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         plies_since_removal: counter(16, "plies since removal")?,
         fullmove: counter(17, "full-move number")?.max(1),
     };
-    let pos = Position { board, hand, to_move, pending_removal };
+    let pos = Position {
+        board,
+        hand,
+        to_move,
+        pending_removal,
+    };
     pos.validate(rules)?;
     Ok((pos, counters))
 }
@@ -175,7 +190,11 @@ pub fn format(rules: &Rules, pos: &Position, counters: Counters) -> String {
     let pending = |c: Color| u8::from(pos.pending_removal && pos.to_move == c);
     format!(
         "{board} {} {phase} {action} {} {} {} {} {} {} -1 -1 -1 -1 0 {} {} ids:nodes",
-        if pos.to_move == Color::White { 'w' } else { 'b' },
+        if pos.to_move == Color::White {
+            'w'
+        } else {
+            'b'
+        },
         pos.board[0].count_ones(),
         pos.hand[0],
         pos.board[1].count_ones(),

@@ -58,7 +58,16 @@ impl Game {
     pub fn parse(rules: &Rules, text: &str) -> Result<Game, GameError> {
         let tokens: Vec<&str> = text.split_whitespace().collect();
         let (mut game, rest) = match tokens.first() {
-            Some(&"startpos") => (Game::new(Position::start(rules), Counters { fullmove: 1, ..Default::default() }), &tokens[1..]),
+            Some(&"startpos") => (
+                Game::new(
+                    Position::start(rules),
+                    Counters {
+                        fullmove: 1,
+                        ..Default::default()
+                    },
+                ),
+                &tokens[1..],
+            ),
             _ => {
                 let fen_tokens = tokens
                     .iter()
@@ -175,7 +184,9 @@ mod tests {
             .map(|p| format_ply(r, p))
             .collect();
         legal.sort();
-        let mut want = vec!["f4-g4", "d3-d2", "d3-c3", "c4-c3", "g1-g4", "a4-a1", "b2-d2"];
+        let mut want = vec![
+            "f4-g4", "d3-d2", "d3-c3", "c4-c3", "g1-g4", "a4-a1", "b2-d2",
+        ];
         want.sort();
         assert_eq!(legal, want);
         assert_eq!(
@@ -192,8 +203,12 @@ mod tests {
             fen::format(r, g.position(), g.counters),
             "********/@*@*****/OO*****O w p r 3 6 2 7 1 0 -1 -1 -1 -1 0 0 3 ids:nodes"
         );
-        let mut legal: Vec<String> =
-            g.position().legal_plies(r).into_iter().map(|p| format_ply(r, p)).collect();
+        let mut legal: Vec<String> = g
+            .position()
+            .legal_plies(r)
+            .into_iter()
+            .map(|p| format_ply(r, p))
+            .collect();
         legal.sort();
         assert_eq!(legal, vec!["xd6", "xf4"]);
     }

@@ -184,7 +184,10 @@ impl Index {
 
     /// Builds the tables for `rules` (sets of up to `rules.stones` points).
     pub fn new(rules: &'static Rules) -> Index {
-        assert!(rules.symmetries.len() <= 16, "symmetry numbers must fit 4 bits");
+        assert!(
+            rules.symmetries.len() <= 16,
+            "symmetry numbers must fit 4 bits"
+        );
         let n = rules.points() as u32;
         let colex = ColexRank::new(rules.points());
         let max_k = rules.stones as usize;
@@ -222,7 +225,13 @@ impl Index {
             reps.push(rep_k);
             stabs.push(stab_k);
         }
-        Index { rules, colex, lookup, reps, stabs }
+        Index {
+            rules,
+            colex,
+            lookup,
+            reps,
+            stabs,
+        }
     }
 
     /// The rules these tables are for.
@@ -295,7 +304,10 @@ impl Index {
 
     /// The representative and stabilizer of class `class` of `k`-sets.
     pub fn class(&self, k: u32, class: u64) -> (Bits, u16) {
-        (self.reps[k as usize][class as usize], self.stabs[k as usize][class as usize])
+        (
+            self.reps[k as usize][class as usize],
+            self.stabs[k as usize][class as usize],
+        )
     }
 }
 

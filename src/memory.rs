@@ -24,7 +24,11 @@ pub fn advise_huge<T>(v: &[T]) {
             // SAFETY: the range lies inside the allocation of `v`; MADV_HUGEPAGE only
             // changes how the kernel backs the pages, never their contents.
             unsafe {
-                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }

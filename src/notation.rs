@@ -75,14 +75,26 @@ pub fn parse_ply(rules: &Rules, pos: &Position, text: &str) -> Result<Ply, PlyEr
     if legal.contains(&ply) {
         return Ok(ply);
     }
-    let illegal = |why: String| PlyError::Illegal { ply: text.trim().to_string(), why };
+    let illegal = |why: String| PlyError::Illegal {
+        ply: text.trim().to_string(),
+        why,
+    };
     if legal.is_empty() {
         return Err(illegal(": the game is over".into()));
     }
     if !ply.removes() && legal.iter().any(|l| Ply { remove: NONE, ..*l } == ply) {
         return Err(illegal(format!(
             ": it closes a mill, so name the stone to remove, e.g. {}",
-            format_ply(rules, *legal.iter().find(|l| Ply { remove: NONE, ..**l } == ply).unwrap())
+            format_ply(
+                rules,
+                *legal
+                    .iter()
+                    .find(|l| Ply {
+                        remove: NONE,
+                        ..**l
+                    } == ply)
+                    .unwrap()
+            )
         )));
     }
     let hint = if pos.pending_removal {

@@ -51,17 +51,29 @@ pub struct Ply {
 impl Ply {
     /// A placement on `to`.
     pub const fn place(to: u8) -> Ply {
-        Ply { from: NONE, to, remove: NONE }
+        Ply {
+            from: NONE,
+            to,
+            remove: NONE,
+        }
     }
 
     /// A move from `from` to `to`.
     pub const fn slide(from: u8, to: u8) -> Ply {
-        Ply { from, to, remove: NONE }
+        Ply {
+            from,
+            to,
+            remove: NONE,
+        }
     }
 
     /// A lone removal of the opponent stone on `at`.
     pub const fn removal(at: u8) -> Ply {
-        Ply { from: NONE, to: NONE, remove: at }
+        Ply {
+            from: NONE,
+            to: NONE,
+            remove: at,
+        }
     }
 
     /// The same ply with the removal of `at`.
@@ -118,7 +130,9 @@ pub enum PositionError {
     #[error("a stone lies outside the board")]
     OffBoard,
     /// More stones on board and in hand than the side started with.
-    #[error("{side} has {total} stones on board and in hand, more than the {max} a side starts with")]
+    #[error(
+        "{side} has {total} stones on board and in hand, more than the {max} a side starts with"
+    )]
     TooManyStones {
         /// The side.
         side: &'static str,
@@ -158,7 +172,12 @@ impl Position {
         let mut board = [0; 2];
         board[to_move.index()] = own;
         board[to_move.other().index()] = opp;
-        Position { board, hand: [0, 0], to_move, pending_removal: false }
+        Position {
+            board,
+            hand: [0, 0],
+            to_move,
+            pending_removal: false,
+        }
     }
 
     /// Stones of the side to move on the board.
@@ -178,7 +197,11 @@ impl Position {
 
     /// The phase.
     pub fn phase(&self) -> Phase {
-        if self.hand == [0, 0] { Phase::Moving } else { Phase::Placement }
+        if self.hand == [0, 0] {
+            Phase::Moving
+        } else {
+            Phase::Placement
+        }
     }
 
     /// Stones of `side` on board plus in hand.
@@ -193,7 +216,9 @@ impl Position {
         }
         let both = self.board[0] & self.board[1];
         if both != 0 {
-            return Err(PositionError::Overlap(rules.name(both.trailing_zeros() as u8)));
+            return Err(PositionError::Overlap(
+                rules.name(both.trailing_zeros() as u8),
+            ));
         }
         for side in [Color::White, Color::Black] {
             let total = self.material(side);
@@ -208,13 +233,21 @@ impl Position {
         // Placement alternates, White first: with White to move (and no removal
         // pending) both have placed equally many, with Black to move White one more.
         let [w, b] = self.hand;
-        let placer = if self.pending_removal { self.to_move.other() } else { self.to_move };
+        let placer = if self.pending_removal {
+            self.to_move.other()
+        } else {
+            self.to_move
+        };
         let ok = match placer {
             Color::White => w == b,
             Color::Black => w + 1 == b || (w == 0 && b == 0),
         };
         if !ok {
-            return Err(PositionError::Hands { white: w, black: b, side: self.to_move.name() });
+            return Err(PositionError::Hands {
+                white: w,
+                black: b,
+                side: self.to_move.name(),
+            });
         }
         if self.pending_removal && self.opp() == 0 {
             return Err(PositionError::NothingToRemove);
@@ -358,7 +391,10 @@ impl Position {
 
     /// The position under symmetry `s` of the board.
     pub fn transformed(&self, rules: &Rules, s: usize) -> Position {
-        Position { board: self.board.map(|b| rules.map(s, b)), ..*self }
+        Position {
+            board: self.board.map(|b| rules.map(s, b)),
+            ..*self
+        }
     }
 }
 

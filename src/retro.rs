@@ -98,7 +98,10 @@ fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; any address is allowed.
     unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+        core::arch::x86_64::_mm_prefetch(
+            p as *const T as *const i8,
+            core::arch::x86_64::_MM_HINT_T0,
+        );
     }
 }
 
@@ -129,7 +132,10 @@ struct Captures {
 
 impl Captures {
     fn of(scan: &Scan, captures: &[u64], lower: Option<&[u16]>) -> Captures {
-        let mut c = Captures { win: scan.wins_now.then_some(1), ..Captures::default() };
+        let mut c = Captures {
+            win: scan.wins_now.then_some(1),
+            ..Captures::default()
+        };
         let Some(lower) = lower else { return c };
         for &slot in &captures[scan.first..scan.end] {
             match Value::from_code(lower[slot as usize]) {
@@ -168,8 +174,18 @@ impl Solver<'_> {
     /// Scans the moves of `(own, opp)` in side `s`: capture successors' slots are
     /// appended to `captures` (and prefetched); with `count_quiet`, the distinct
     /// quiet successors are counted.
-    fn scan(&self, s: &Side, own: Bits, opp: Bits, count_quiet: bool, captures: &mut Vec<u64>) -> Scan {
-        let mut e = Scan { first: captures.len(), ..Scan::default() };
+    fn scan(
+        &self,
+        s: &Side,
+        own: Bits,
+        opp: Bits,
+        count_quiet: bool,
+        captures: &mut Vec<u64>,
+    ) -> Scan {
+        let mut e = Scan {
+            first: captures.len(),
+            ..Scan::default()
+        };
         let removable = self.rules.removable(opp);
         let canon = self.idx.canon(opp);
         let mut buf = [0u64; 64];
@@ -237,7 +253,11 @@ impl Solver<'_> {
                 n += 1;
             }
         }
-        if own_stab != 0 { distinct(&mut out[..n]) } else { n }
+        if own_stab != 0 {
+            distinct(&mut out[..n])
+        } else {
+            n
+        }
     }
 
     /// Initialises side `s`: cells and duplicate marks.
@@ -274,7 +294,7 @@ impl Solver<'_> {
                 }
             }
             let d = done.fetch_add(1, Relaxed);
-            if d % 256 == 0 {
+            if d.is_multiple_of(256) {
                 progress("init", d as f64 / classes as f64);
             }
         });
@@ -313,13 +333,13 @@ impl Solver<'_> {
     #[inline]
     fn update(&self, s: &Side, q: usize, t: u16) -> u16 {
         let cell = &s.cells[q];
-        if t % 2 == 0 {
+        if t.is_multiple_of(2) {
             // The successor is lost: q wins in t + 1 unless it already wins as fast.
             let win = Value::Win(t + 1).code();
             let mut cur = cell.load(Relaxed);
             loop {
                 let undecided = cur & UNDECIDED != 0;
-                let slower_win = !undecided && cur % 2 == 0 && cur > win;
+                let slower_win = !undecided && cur.is_multiple_of(2) && cur > win;
                 if !undecided && !slower_win {
                     return 0;
                 }
@@ -378,15 +398,18 @@ impl Solver<'_> {
                 m
             })
             .reduce(Summary::default, merge);
-        s.cells.par_chunks(CHUNK).enumerate().for_each(|(ci, chunk)| {
-            for (j, v) in chunk.iter().enumerate() {
-                if v.load(Relaxed) == DUPLICATE {
-                    let (own, opp) = self.idx.position(s.k, s.l, (ci * CHUNK + j) as u64);
-                    let twin = self.idx.index(own, opp) as usize;
-                    v.store(s.cells[twin].load(Relaxed), Relaxed);
+        s.cells
+            .par_chunks(CHUNK)
+            .enumerate()
+            .for_each(|(ci, chunk)| {
+                for (j, v) in chunk.iter().enumerate() {
+                    if v.load(Relaxed) == DUPLICATE {
+                        let (own, opp) = self.idx.position(s.k, s.l, (ci * CHUNK + j) as u64);
+                        let twin = self.idx.index(own, opp) as usize;
+                        v.store(s.cells[twin].load(Relaxed), Relaxed);
+                    }
                 }
-            }
-        });
+            });
         summary
     }
 }
@@ -404,8 +427,12 @@ fn merge(a: Summary, b: Summary) -> Summary {
         wins: a.wins + b.wins,
         losses: a.losses + b.losses,
         draws: a.draws + b.draws,
-        longest_win: b.longest_win.map_or(a.longest_win, |x| longer(a.longest_win, x)),
-        longest_loss: b.longest_loss.map_or(a.longest_loss, |x| longer(a.longest_loss, x)),
+        longest_win: b
+            .longest_win
+            .map_or(a.longest_win, |x| longer(a.longest_win, x)),
+        longest_loss: b
+            .longest_loss
+            .map_or(a.longest_loss, |x| longer(a.longest_loss, x)),
     }
 }
 
@@ -415,9 +442,9 @@ fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
     const LOW: u64 = 0x0001_0001_0001_0001;
     const HIGH: u64 = 0x8000_8000_8000_8000;
     let mut lanes = |base: usize, n: usize| {
-        for i in base..base + n {
-            if cells[i].load(Relaxed) == target {
-                f(i);
+        for (i, cell) in cells[base..base + n].iter().enumerate() {
+            if cell.load(Relaxed) == target {
+                f(base + i);
             }
         }
     };
@@ -465,10 +492,19 @@ pub fn solve_pair<'a>(
     lower: impl Fn(u32, u32) -> Option<&'a [u16]>,
     progress: Progress,
 ) -> Vec<Solved> {
-    let solver = Solver { idx, rules: idx.rules() };
-    let dims: Vec<(u32, u32)> = if k == l { vec![(k, l)] } else { vec![(k, l), (l, k)] };
-    let mut codes: Vec<Vec<u16>> =
-        dims.iter().map(|&(a, b)| crate::memory::zeroed_huge(idx.size(a, b) as usize)).collect();
+    let solver = Solver {
+        idx,
+        rules: idx.rules(),
+    };
+    let dims: Vec<(u32, u32)> = if k == l {
+        vec![(k, l)]
+    } else {
+        vec![(k, l), (l, k)]
+    };
+    let mut codes: Vec<Vec<u16>> = dims
+        .iter()
+        .map(|&(a, b)| crate::memory::zeroed_huge(idx.size(a, b) as usize))
+        .collect();
     let summaries = {
         let sides: Vec<Side> = dims
             .iter()
@@ -486,7 +522,13 @@ pub fn solve_pair<'a>(
         let decided = |c: u16| c & UNDECIDED == 0;
         let mut longest = sides
             .iter()
-            .filter_map(|s| s.cells.par_iter().map(|v| v.load(Relaxed)).filter(|&c| decided(c)).max())
+            .filter_map(|s| {
+                s.cells
+                    .par_iter()
+                    .map(|v| v.load(Relaxed))
+                    .filter(|&c| decided(c))
+                    .max()
+            })
             .max()
             .map_or(0, |c| Value::from_code(c).distance().unwrap_or(0));
         let mut t = 0u16;
@@ -503,7 +545,12 @@ pub fn solve_pair<'a>(
     dims.into_iter()
         .zip(codes)
         .zip(summaries)
-        .map(|(((k, l), codes), summary)| Solved { k, l, codes, summary })
+        .map(|(((k, l), codes), summary)| Solved {
+            k,
+            l,
+            codes,
+            summary,
+        })
         .collect()
 }
 
@@ -521,4 +568,3 @@ mod tests {
         assert!((0.82..0.84).contains(&won), "won fraction {won}");
     }
 }
-

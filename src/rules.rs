@@ -180,7 +180,7 @@ impl Rules {
     /// Whether `point` completes a mill of the stones `own` (which include `point`).
     #[inline]
     pub fn closes_mill(&self, own: Bits, point: u8) -> bool {
-        self.mills_at[point as usize].iter().any(|&m| own & m == m)
+        self.mills_at[point as usize].iter().any(|&m| m & !own == 0)
     }
 
     /// The stones of `own` that stand in a mill.
@@ -263,7 +263,8 @@ fn standard_symmetries(names: &[&str]) -> Vec<Vec<u8>> {
         let b = name.as_bytes();
         ((b[0] - b'a') as i32 - 3, (b[1] - b'1') as i32 - 3)
     };
-    let square: [fn(i32, i32) -> (i32, i32); 8] = [
+    type Map = fn(i32, i32) -> (i32, i32);
+    let square: [Map; 8] = [
         |x, y| (x, y),
         |x, y| (y, -x),
         |x, y| (-x, -y),

@@ -59,7 +59,11 @@ impl Value {
 
     /// The decided value at distance `n`: a win if `n` is odd, a loss if even.
     pub fn from_distance(n: u16) -> Value {
-        if n % 2 == 1 { Value::Win(n) } else { Value::Loss(n) }
+        if n % 2 == 1 {
+            Value::Win(n)
+        } else {
+            Value::Loss(n)
+        }
     }
 
     /// Win, draw or loss.
@@ -120,7 +124,13 @@ mod tests {
 
     #[test]
     fn codes_round_trip_and_order() {
-        for v in [Value::Draw, Value::Win(1), Value::Loss(0), Value::Loss(26), Value::Win(301)] {
+        for v in [
+            Value::Draw,
+            Value::Win(1),
+            Value::Loss(0),
+            Value::Loss(26),
+            Value::Win(301),
+        ] {
             assert_eq!(Value::from_code(v.code()), v);
         }
         assert_eq!(Value::Loss(0).parent(), Value::Win(1));

@@ -45,8 +45,15 @@ const KEEP: usize = 20;
 
 /// Checks subspace `k-l` of `db` against `(l-k)` (quiet successors) and `(l-1)-k`
 /// (captures), which must be present.
-pub fn check_subspace(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceCheck, FormatError> {
-    let load = |a: u32, b: u32| -> Result<Vec<u16>, FormatError> { open_checked(db, idx, a, b)?.read_all() };
+pub fn check_subspace(
+    db: &Path,
+    idx: &Index,
+    k: u32,
+    l: u32,
+) -> Result<SubspaceCheck, FormatError> {
+    let load = |a: u32, b: u32| -> Result<Vec<u16>, FormatError> {
+        open_checked(db, idx, a, b)?.read_all()
+    };
     let codes = load(k, l)?;
     let other_owned;
     let other: &[u16] = if k == l {
@@ -75,7 +82,11 @@ pub fn check_subspace(db: &Path, idx: &Index, k: u32, l: u32) -> Result<Subspace
                 if stored != expected {
                     count += 1;
                     if bad.len() < KEEP {
-                        bad.push(Mismatch { position: Position::moving(Color::White, own, opp), stored, expected });
+                        bad.push(Mismatch {
+                            position: Position::moving(Color::White, own, opp),
+                            stored,
+                            expected,
+                        });
                     }
                 }
             }
@@ -84,7 +95,12 @@ pub fn check_subspace(db: &Path, idx: &Index, k: u32, l: u32) -> Result<Subspace
         .collect();
     let mismatches = chunks.iter().map(|c| c.0).sum();
     let examples = chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect();
-    Ok(SubspaceCheck { subspace: (k, l), slots: codes.len() as u64, mismatches, examples })
+    Ok(SubspaceCheck {
+        subspace: (k, l),
+        slots: codes.len() as u64,
+        mismatches,
+        examples,
+    })
 }
 
 /// The value of `(own, opp)` from its successors' stored values.
@@ -106,7 +122,9 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
                 for r in points(removable) {
                     let child = match lower {
                         None => Value::Loss(0),
-                        Some(lower) => Value::from_code(lower[idx.index(opp & !(1 << r), after) as usize]),
+                        Some(lower) => {
+                            Value::from_code(lower[idx.index(opp & !(1 << r), after) as usize])
+                        }
                     };
                     consider(child.parent());
                 }
@@ -119,7 +137,11 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
 }
 
 /// Checks every subspace of the pairs given (all present files when `None`).
-pub fn check(db: &Path, idx: &Index, only: Option<(u32, u32)>) -> Result<Vec<SubspaceCheck>, FormatError> {
+pub fn check(
+    db: &Path,
+    idx: &Index,
+    only: Option<(u32, u32)>,
+) -> Result<Vec<SubspaceCheck>, FormatError> {
     let max = idx.rules().stones as u32;
     let targets: Vec<(u32, u32)> = match only {
         Some((k, l)) => subspaces((k.max(l), k.min(l))),
@@ -128,5 +150,8 @@ pub fn check(db: &Path, idx: &Index, only: Option<(u32, u32)>) -> Result<Vec<Sub
             .filter(|&(k, l)| db.join(crate::manifest::file_name(k, l)).exists())
             .collect(),
     };
-    targets.into_iter().map(|(k, l)| check_subspace(db, idx, k, l)).collect()
+    targets
+        .into_iter()
+        .map(|(k, l)| check_subspace(db, idx, k, l))
+        .collect()
 }

@@ -20,7 +20,12 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn build_into(dir: &Path, selection: Selection) {
-    let opts = BuildOptions { db: dir.to_path_buf(), selection, threads: None, quiet: true };
+    let opts = BuildOptions {
+        db: dir.to_path_buf(),
+        selection,
+        threads: None,
+        quiet: true,
+    };
     build(Rules::standard(), &opts).unwrap();
 }
 
@@ -64,10 +69,16 @@ fn every_value_agrees_with_its_successors() {
 fn three_three_has_gassers_figures() {
     let m = Manifest::load(nine()).unwrap().unwrap();
     let e = m.get(3, 3).unwrap();
-    assert_eq!(e.longest_loss, 26, "Gasser: the longest 3-3 loss is 26 plies");
+    assert_eq!(
+        e.longest_loss, 26,
+        "Gasser: the longest 3-3 loss is 26 plies"
+    );
     let classes = (e.wins + e.losses + e.draws) as f64;
     let won = e.wins as f64 / classes;
-    assert!((0.825..0.835).contains(&won), "Gasser: about 83% of 3-3 won, got {won}");
+    assert!(
+        (0.825..0.835).contains(&won),
+        "Gasser: about 83% of 3-3 won, got {won}"
+    );
 }
 
 #[test]
@@ -90,7 +101,10 @@ fn a_flipped_byte_is_caught_and_rebuilt() {
     bytes[at] ^= 0x40;
     std::fs::write(&path, &bytes).unwrap();
     let idx = Index::standard();
-    assert!(matches!(open_checked(&dir, idx, 4, 3), Err(FormatError::Checksum { .. })));
+    assert!(matches!(
+        open_checked(&dir, idx, 4, 3),
+        Err(FormatError::Checksum { .. })
+    ));
     // Probing every position of the damaged file gives an error or the true value,
     // never a wrong value.
     let tb = Tablebase::open(&dir).unwrap();
@@ -118,7 +132,13 @@ fn a_truncated_file_is_refused() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let err = open_checked(&dir, Index::standard(), 3, 4).unwrap_err();
-    assert!(matches!(err, FormatError::Truncated { .. } | FormatError::Corrupt { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            FormatError::Truncated { .. } | FormatError::Corrupt { .. }
+        ),
+        "{err}"
+    );
     let tb = Tablebase::open(&dir).unwrap();
     let own = 0b111;
     let opp = 0b1111 << 8;
@@ -145,7 +165,10 @@ fn files_of_other_rules_or_versions_are_refused() {
     bytes[248..256].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
     let err = open_checked(&dir, Index::standard(), 3, 3).unwrap_err();
-    assert!(matches!(err, FormatError::Version { found: 99, .. }), "{err}");
+    assert!(
+        matches!(err, FormatError::Version { found: 99, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -164,7 +187,9 @@ fn a_missing_subspace_is_named() {
     // verify of a pair whose capture targets are missing says which file.
     std::fs::copy(nine().join("5-4.mdb"), dir.join("5-4.mdb")).unwrap();
     std::fs::copy(nine().join("4-5.mdb"), dir.join("4-5.mdb")).unwrap();
-    let err = verify::check(&dir, idx, Some((5, 4))).unwrap_err().to_string();
+    let err = verify::check(&dir, idx, Some((5, 4)))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("3-5.mdb") || err.contains("4-4.mdb"), "{err}");
 }
 
@@ -194,13 +219,22 @@ fn a_killed_build_resumes_cleanly() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(!std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().path().extension().is_some_and(|x| x == "tmp")));
+    assert!(
+        !std::fs::read_dir(&dir).unwrap().any(|e| e
+            .unwrap()
+            .path()
+            .extension()
+            .is_some_and(|x| x == "tmp"))
+    );
     for c in verify::check(&dir, idx, Some((5, 4))).unwrap() {
         assert_eq!(c.mismatches, 0);
     }
     let tb = Tablebase::open(&dir).unwrap();
     let (own, opp) = idx.position(3, 3, 6653);
-    assert_eq!(tb.probe(&Position::moving(Color::White, own, opp)).unwrap(), Value::Loss(26));
+    assert_eq!(
+        tb.probe(&Position::moving(Color::White, own, opp)).unwrap(),
+        Value::Loss(26)
+    );
 }
 
 #[test]

@@ -76,7 +76,11 @@ pub fn diagram(rules: &Rules, pos: &Position) -> String {
         };
         // Replace the point name in the art, keeping the line that leaves it.
         if let Some(at) = out.match_indices(name).map(|(i, _)| i).find(|&i| i > 0) {
-            let fill = if out[at + 2..].starts_with('-') { '-' } else { ' ' };
+            let fill = if out[at + 2..].starts_with('-') {
+                '-'
+            } else {
+                ' '
+            };
             out.replace_range(at..at + 2, &format!("{mark}{fill}"));
         }
     }
@@ -90,12 +94,20 @@ pub fn describe(rules: &Rules, game: &Game) -> String {
     s.push_str(&format!(
         "\n\n{} to move{}; on board O {} @ {}; in hand O {} @ {}; phase {}\nFEN {}\n",
         pos.to_move,
-        if pos.pending_removal { " (must remove a stone)" } else { "" },
+        if pos.pending_removal {
+            " (must remove a stone)"
+        } else {
+            ""
+        },
         pos.board[0].count_ones(),
         pos.board[1].count_ones(),
         pos.hand[0],
         pos.hand[1],
-        if pos.phase() == Phase::Placement { "placement" } else { "moving" },
+        if pos.phase() == Phase::Placement {
+            "placement"
+        } else {
+            "moving"
+        },
         fen::format(rules, pos, game.counters)
     ));
     if pos.is_lost(rules) {
@@ -131,7 +143,11 @@ pub fn moves(a: MovesArgs) -> Result<ExitCode> {
 /// `millbase perft DEPTH [POS]`.
 pub fn perft(a: PerftArgs) -> Result<ExitCode> {
     let rules = Rules::standard();
-    let text = if a.position.is_empty() { "startpos".to_string() } else { a.position.join(" ") };
+    let text = if a.position.is_empty() {
+        "startpos".to_string()
+    } else {
+        a.position.join(" ")
+    };
     let mut pos = *Game::parse(rules, &text)?.position();
     let start = Instant::now();
     let mut total = 0;

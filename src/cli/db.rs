@@ -67,7 +67,12 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
         (None, Some(n)) => Selection::MaxStones(n),
         (None, None) => Selection::All,
     };
-    let opts = BuildOptions { db: a.db.clone(), selection, threads: a.threads, quiet: a.quiet };
+    let opts = BuildOptions {
+        db: a.db.clone(),
+        selection,
+        threads: a.threads,
+        quiet: a.quiet,
+    };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
     let reports = build::build(rules, &opts)?;
     print_reports(&reports, threads);
@@ -83,7 +88,12 @@ fn print_reports(reports: &[PairReport], threads: usize) {
     for r in reports {
         let (k, l) = r.pair;
         if r.skipped {
-            println!("{:>5} {:>13} {:>9}", format!("{k}-{l}"), r.positions, "skipped");
+            println!(
+                "{:>5} {:>13} {:>9}",
+                format!("{k}-{l}"),
+                r.positions,
+                "skipped"
+            );
             continue;
         }
         let bits = |b: u64| b as f64 * 8.0 / r.positions as f64;
@@ -107,7 +117,11 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let only = a.only.as_deref().map(subspace_arg).transpose()?;
     let checks = verify::check(&a.db, idx, only)?;
     if checks.is_empty() {
-        bail!("no database files in {}: run `millbase build --db {}` first", a.db.display(), a.db.display());
+        bail!(
+            "no database files in {}: run `millbase build --db {}` first",
+            a.db.display(),
+            a.db.display()
+        );
     }
     let mut bad = 0;
     for c in &checks {
@@ -145,8 +159,13 @@ struct Stat {
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
     let rules = Rules::standard();
-    let manifest = Manifest::load(&a.db)?
-        .with_context(|| format!("no manifest.json in {}: run `millbase build --db {}`", a.db.display(), a.db.display()))?;
+    let manifest = Manifest::load(&a.db)?.with_context(|| {
+        format!(
+            "no manifest.json in {}: run `millbase build --db {}`",
+            a.db.display(),
+            a.db.display()
+        )
+    })?;
     let n = rules.points() as u32;
     let mut stats: Vec<Stat> = manifest
         .subspaces
