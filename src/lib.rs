@@ -5,7 +5,12 @@
 //! - [`rules`]: the board and rules as data;
 //! - [`position`]: positions, plies, make/undo, legal plies, game end;
 //! - [`notation`]: ply notation; [`fen`]: Sanmill's FEN; [`game`]: games and position arguments;
-//! - [`perft`]: move-generation counts;
+//! - [`perft`]: move-generation counts; [`value`]: game values and their codes;
+//! - [`index`]: positions to slots under the board symmetries;
+//! - [`retro`]: retrograde analysis of one pair of subspaces; [`build`]: building a
+//!   database directory; [`verify`]: recomputing stored values; [`memory`];
+//! - [`format`]: the database file; [`manifest`]: `manifest.json`;
+//! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
 //! - [`arena`]: games between players, with results against perfect play.
 #![warn(missing_docs)]
