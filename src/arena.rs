@@ -9,8 +9,10 @@
 //! and both games of a pair start from the same position (the start position, then
 //! `opening_plies` random plies drawn for the pair). A game ends when a side has lost
 //! (fewer than three stones, or no legal move), or as a draw on the third occurrence
-//! of a moving-phase position, after `max_quiet` plies without a removal, or after
-//! `max_plies` plies in all.
+//! of a moving-phase position (counted from the end of the opening), after `max_quiet` plies without a removal, or after
+//! `max_plies` plies in all. The quiet-ply limit (default 100, as in Sanmill) is not
+//! part of the rules the databases solve: a long database win can cross it, so raise
+//! it (or set 0) when perfect wins must be played out.
 //!
 //! With a database, every moving-phase ply is checked against perfect play: a ply
 //! whose value for its mover is worse in win/draw/loss than the position's value is a
@@ -821,8 +823,10 @@ pub fn play_game(
         make_player(&config.a.0, config, derive(game_seed, 1, 1)).map_err(|e| fail(Side::A, e))?,
         make_player(&config.b.0, config, derive(game_seed, 2, 2)).map_err(|e| fail(Side::B, e))?,
     ];
-    let mut game = start.clone();
-    let first = game.plies.len();
+    // The game proper starts after the opening: repetitions count from here, so that
+    // random opening plies going back and forth cannot end the game.
+    let mut game = Game::new(*start.position(), start.counters);
+    let first = 0;
     let start_value = config
         .db
         .as_deref()
