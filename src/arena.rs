@@ -27,6 +27,7 @@ use crate::engine::{Endgame, Engine, EngineConfig, Limits};
 use crate::fen::{self, Counters};
 use crate::game::Game;
 use crate::notation::{format_ply, parse_ply, parse_ply_syntax};
+use crate::opening::{Opening, OpeningError, OpeningOptions};
 use crate::position::{Color, Phase, Ply, Position};
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Rules;
@@ -419,19 +420,39 @@ struct PerfectPlayer {
 impl Player for PerfectPlayer {
     fn play(&mut self, game: &Game, seed: u64) -> Result<Ply, String> {
         let pos = game.position();
+        let uncovered = |e: ProbeError| match e {
+            e @ ProbeError::Missing { .. } => format!("{UNCOVERED}{e}"),
+            e => e.to_string(),
+        };
         if pos.phase() == Phase::Placement {
-            return Err(format!(
-                "{UNCOVERED}the perfect player has no opening search for placement positions yet; \
-                 start the games in the moving phase (--start FEN, or --openings random:K with K \
-                 reaching the moving phase)"
-            ));
+            return self.play_placement(pos, seed).map_err(|e| match e {
+                OpeningError::Probe(e) => uncovered(e),
+                e => e.to_string(),
+            });
         }
         match self.db.best_ply_random(pos, seed) {
             Ok(Some((ply, _))) => Ok(ply),
             Ok(None) => Err("no legal ply".into()),
-            Err(e @ ProbeError::Missing { .. }) => Err(format!("{UNCOVERED}{e}")),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(uncovered(e)),
         }
+    }
+}
+
+impl PerfectPlayer {
+    /// A placement ply from the opening search (saved values first), chosen with the
+    /// seed among the equally best.
+    fn play_placement(&self, pos: &Position, seed: u64) -> Result<Ply, OpeningError> {
+        let options = OpeningOptions {
+            table_mib: 64,
+            parallel: false,
+        };
+        let moves = Opening::new(&self.db, options)?.moves(pos)?;
+        let best: Vec<Ply> = moves
+            .iter()
+            .take_while(|m| m.1 == moves[0].1)
+            .map(|m| m.0)
+            .collect();
+        Ok(pick(&best, seed))
     }
 }
 
