@@ -253,3 +253,38 @@ fn a_pair_that_cannot_fit_is_refused_before_starting() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     assert!(!dir.join("3-3.mdb").exists());
 }
+
+#[test]
+fn probing_the_files_gives_the_builders_in_memory_values() {
+    use millbase::build::plan;
+    use millbase::retro::solve_pair;
+    use std::collections::HashMap;
+    let idx = Index::standard();
+    let tb = Tablebase::open(nine()).unwrap();
+    let mut solved: HashMap<(u32, u32), Vec<u16>> = HashMap::new();
+    for (k, l) in plan(Rules::standard(), Selection::MaxStones(9)).unwrap() {
+        let pair = solve_pair(
+            idx,
+            k,
+            l,
+            |a, b| solved.get(&(a, b)).map(|v| v.as_slice()),
+            &|_, _| {},
+        );
+        for s in pair {
+            for (slot, &code) in s.codes.iter().enumerate() {
+                let (own, opp) = idx.position(s.k, s.l, slot as u64);
+                let probed = tb.probe_sets(own, opp).unwrap();
+                assert_eq!(
+                    probed,
+                    Value::from_code(code),
+                    "{}-{} slot {slot}",
+                    s.k,
+                    s.l
+                );
+                assert_eq!(tb.probe_wdl_sets(own, opp).unwrap(), probed.wdl());
+            }
+            solved.insert((s.k, s.l), s.codes);
+        }
+    }
+    assert_eq!(solved.len(), 10);
+}
