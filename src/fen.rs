@@ -47,6 +47,9 @@ pub enum FenError {
         /// The count on the board.
         seen: u32,
     },
+    /// Text after the 17 fields that is not an extension token (`name:value`).
+    #[error("'{0}' after the 17 FEN fields is not an extension token such as ids:nodes")]
+    Extension(String),
     /// The position cannot occur.
     #[error("impossible position: {0}")]
     Impossible(#[from] PositionError),
@@ -60,6 +63,9 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
     let f: Vec<&str> = text.split_whitespace().collect();
     if f.len() < FIELDS {
         return Err(FenError::Fields(f.len()));
+    }
+    if let Some(extra) = f[FIELDS..].iter().find(|t| !t.contains(':')) {
+        return Err(FenError::Extension(extra.to_string()));
     }
     let board = parse_board(rules, f[0])?;
     let bad = |field: usize, name, expected| FenError::Field {
@@ -234,6 +240,7 @@ mod tests {
             "OOOOOOOO/OO******/******** w m s 10 0 0 0 0 0 -1 -1 -1 -1 0 0 1",
             "O*******/********/******** w p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1",
             "********/********/******** w p r 0 9 0 9 1 0 -1 -1 -1 -1 0 0 1",
+            "********/********/******** w p p 0 9 0 9 0 0 -1 -1 -1 -1 0 0 1 --json",
         ];
         for fen in cases {
             assert!(parse(r, fen).is_err(), "accepted {fen}");

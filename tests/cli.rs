@@ -194,3 +194,17 @@ fn show_prints_the_board_and_side() {
         "{out}"
     );
 }
+
+#[test]
+fn flags_after_a_position_are_flags_not_fen_fields() {
+    let fen = "O@O@O@**/*O@*****/******** w m s 4 0 4 0 0 0 -1 -1 -1 -1 0 0 1";
+    // An unknown flag after the position is refused, not swallowed as a FEN token.
+    fails(&["show", fen, "--bogus"]);
+    // Unquoted FEN fields (with their -1s) still read as one position.
+    let mut args = vec!["moves"];
+    args.extend(fen.split(' '));
+    assert!(!succeeds(&args).trim().is_empty());
+    // Text after the 17 fields that is not an extension token is refused.
+    let err = fails(&["show", &format!("{fen} junk")]);
+    assert!(err.contains("junk"), "{err}");
+}

@@ -12,7 +12,7 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct PositionArg {
     /// `startpos`, or a Sanmill FEN (quote it), optionally followed by `moves t1 t2 ...`.
-    #[arg(num_args = 1.., value_name = "POS", allow_hyphen_values = true)]
+    #[arg(num_args = 1.., value_name = "POS", allow_negative_numbers = true)]
     pub position: Vec<String>,
 }
 
@@ -43,7 +43,7 @@ pub struct PerftArgs {
     /// Depth in plies.
     depth: u32,
     /// The position (default: startpos).
-    #[arg(num_args = 0.., value_name = "POS", allow_hyphen_values = true)]
+    #[arg(num_args = 0.., value_name = "POS", allow_negative_numbers = true)]
     position: Vec<String>,
 }
 
