@@ -7,6 +7,7 @@ mod info;
 mod oracle;
 mod uci;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -50,7 +51,10 @@ enum Command {
 
 /// Parses the command line and runs the subcommand.
 pub fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return Ok(usage_error(e)),
+    };
     match cli.command {
         Command::Show(a) => board::show(a),
         Command::Moves(a) => board::moves(a),
@@ -66,4 +70,25 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Play(a) => oracle::play(a),
         Command::Arena(a) => arena::arena(a),
     }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one line, like
+/// every other error of the program.
+fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("error: {first} (see 'millbase --help')");
+    ExitCode::from(2)
 }
