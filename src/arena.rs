@@ -424,7 +424,10 @@ impl Player for PerfectPlayer {
             e @ ProbeError::Missing { .. } => format!("{UNCOVERED}{e}"),
             e => e.to_string(),
         };
-        if pos.phase() == Phase::Placement {
+        // Placement positions by look-up where the placement sectors are built,
+        // by the opening search where they are not.
+        let placement_search = pos.phase() == Phase::Placement && !self.db.covers(pos);
+        if placement_search {
             return self.play_placement(pos, seed).map_err(|e| match e {
                 OpeningError::Probe(e) => uncovered(e),
                 e => e.to_string(),
@@ -445,6 +448,7 @@ impl PerfectPlayer {
         let options = OpeningOptions {
             table_mib: 64,
             parallel: false,
+            use_tables: true,
         };
         let moves = Opening::new(&self.db, options)?.moves(pos)?;
         let best: Vec<Ply> = moves

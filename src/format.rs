@@ -243,6 +243,9 @@ pub struct SubspaceMeta {
     pub k: u32,
     /// Stones of the opponent.
     pub l: u32,
+    /// Stones in hand of the side to move and of the opponent: `[0, 0]` for a
+    /// moving-phase subspace, otherwise a placement sector.
+    pub hands: [u8; 2],
     /// [`crate::Rules::fingerprint`] of the rules.
     pub fingerprint: u64,
     /// The variant's name (at most 32 bytes of UTF-8).
@@ -335,6 +338,8 @@ pub struct Header {
     pub k: u32,
     /// Stones of the opponent.
     pub l: u32,
+    /// Stones in hand of the side to move and of the opponent (`[0, 0]`: moving phase).
+    pub hands: [u8; 2],
     /// Index slots in the subspace.
     pub size: u64,
     /// Won positions as counted by the builder.
@@ -364,6 +369,8 @@ pub struct Expect {
     pub fingerprint: Option<u64>,
     /// The subspace `(k, l)`.
     pub subspace: Option<(u32, u32)>,
+    /// The hands `[side to move, opponent]`.
+    pub hands: Option<[u8; 2]>,
     /// The number of index slots.
     pub size: Option<u64>,
 }
@@ -374,12 +381,21 @@ impl Expect {
         Expect::default()
     }
 
-    /// Expect exactly this rule set, subspace and index size.
+    /// Expect exactly this rule set, moving-phase subspace and index size.
     pub fn exact(fingerprint: u64, k: u32, l: u32, size: u64) -> Expect {
         Expect {
             fingerprint: Some(fingerprint),
             subspace: Some((k, l)),
+            hands: Some([0, 0]),
             size: Some(size),
+        }
+    }
+
+    /// Expect exactly this rule set, sector (either phase) and index size.
+    pub fn sector(fingerprint: u64, sector: crate::sector::Sector, size: u64) -> Expect {
+        Expect {
+            hands: Some([sector.hk, sector.hl]),
+            ..Expect::exact(fingerprint, sector.k as u32, sector.l as u32, size)
         }
     }
 }
@@ -676,6 +692,8 @@ fn encode_subspace(
     LE::write_u16(&mut h[102..], 2);
     write_section_entry(&mut h[104..152], &wdl);
     write_section_entry(&mut h[152..200], &depth);
+    h[200] = meta.hands[0];
+    h[201] = meta.hands[1];
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
     Ok(Encoded {
@@ -942,6 +960,7 @@ fn parse_header(path: &Path, bytes: &[u8], file_len: u64) -> Result<Header, Form
         fingerprint: LE::read_u64(&h[48..]),
         k: LE::read_u32(&h[56..]),
         l: LE::read_u32(&h[60..]),
+        hands: [h[200], h[201]],
         size: LE::read_u64(&h[64..]),
         wins: LE::read_u64(&h[72..]),
         losses: LE::read_u64(&h[80..]),
@@ -1159,6 +1178,14 @@ impl SubspaceFile {
             return Err(mismatch(format!(
                 "holds subspace {}-{}, expected {k}-{l}",
                 header.k, header.l
+            )));
+        }
+        if let Some(hands) = expect.hands
+            && hands != header.hands
+        {
+            return Err(mismatch(format!(
+                "holds stones in hand {:?}, expected {hands:?}",
+                header.hands
             )));
         }
         if let Some(size) = expect.size

@@ -182,6 +182,21 @@ impl Index {
         STANDARD.get_or_init(|| Index::new(Rules::standard()))
     }
 
+    /// The index of `rules`, built on first use and kept for the program's life.
+    pub fn for_rules(rules: &'static Rules) -> &'static Index {
+        static OTHERS: std::sync::Mutex<Vec<&'static Index>> = std::sync::Mutex::new(Vec::new());
+        if std::ptr::eq(rules, Rules::standard()) {
+            return Index::standard();
+        }
+        let mut others = OTHERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = others.iter().find(|i| std::ptr::eq(i.rules, rules)) {
+            return i;
+        }
+        let i: &'static Index = Box::leak(Box::new(Index::new(rules)));
+        others.push(i);
+        i
+    }
+
     /// Builds the tables for `rules` (sets of up to `rules.stones` points).
     pub fn new(rules: &'static Rules) -> Index {
         assert!(

@@ -7,6 +7,7 @@
 
 use crate::format::{FormatError, Header, SubspaceMeta, WriteReport, write_atomic};
 use crate::rules::Rules;
+use crate::sector::Sector;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -119,9 +120,15 @@ impl Entry {
         report: &WriteReport,
         build_seconds: f64,
     ) -> Entry {
+        let sector = Sector {
+            k: meta.k as u8,
+            l: meta.l as u8,
+            hk: meta.hands[0],
+            hl: meta.hands[1],
+        };
         Entry {
-            name: subspace_name(meta.k, meta.l),
-            file: file_name(meta.k, meta.l),
+            name: sector.name(),
+            file: sector.file_name(),
             bytes: report.bytes,
             wdl_bytes: report.wdl_bytes,
             depth_bytes: report.depth_bytes,
@@ -147,9 +154,15 @@ impl Entry {
     /// manifest); build time unknown (0).
     pub fn from_header(header: &Header) -> Entry {
         let total = header.depth.offset + header.depth.length;
+        let sector = Sector {
+            k: header.k as u8,
+            l: header.l as u8,
+            hk: header.hands[0],
+            hl: header.hands[1],
+        };
         Entry {
-            name: subspace_name(header.k, header.l),
-            file: file_name(header.k, header.l),
+            name: sector.name(),
+            file: sector.file_name(),
             bytes: total,
             wdl_bytes: header.wdl.length,
             depth_bytes: header.depth.length,
@@ -167,9 +180,25 @@ impl Entry {
         }
     }
 
-    /// The subspace `(k, l)` of this entry, if its name is well formed.
+    /// The subspace `(k, l)` of this entry, if it is a moving-phase subspace with a
+    /// well-formed name.
     pub fn subspace(&self) -> Option<(u32, u32)> {
-        parse_subspace(&self.name)
+        self.sector().filter(|s| s.is_moving()).map(|s| s.counts())
+    }
+
+    /// The sector (either phase) of this entry, if its name is well formed.
+    pub fn sector(&self) -> Option<Sector> {
+        Sector::parse(&self.name)
+    }
+}
+
+/// Moving-phase subspaces by `k`, `l`, then placement sectors from the empty
+/// board on, then anything unreadable.
+fn sort_key(e: &Entry) -> (u8, u32, Sector) {
+    match e.sector() {
+        Some(s) if s.is_moving() => (0, 0, s),
+        Some(s) => (1, u32::MAX - (s.hk as u32 + s.hl as u32), s),
+        None => (2, 0, Sector::moving(0, 0)),
     }
 }
 
@@ -222,8 +251,7 @@ impl Manifest {
     pub fn save(&self, dir: &Path) -> Result<(), ManifestError> {
         let mut m = self.clone();
         m.program_version = env!("CARGO_PKG_VERSION").to_string();
-        m.subspaces
-            .sort_by_key(|e| e.subspace().unwrap_or((u32::MAX, u32::MAX)));
+        m.subspaces.sort_by_key(sort_key);
         let mut text = serde_json::to_string_pretty(&m).expect("a manifest always serialises");
         text.push('\n');
         write_atomic(&Manifest::path(dir), text.as_bytes())?;
@@ -247,8 +275,7 @@ impl Manifest {
             Some(e) => *e = entry,
             None => self.subspaces.push(entry),
         }
-        self.subspaces
-            .sort_by_key(|e| e.subspace().unwrap_or((u32::MAX, u32::MAX)));
+        self.subspaces.sort_by_key(sort_key);
     }
 
     /// Removes the entry of subspace `k-l`, returning it.

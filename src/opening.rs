@@ -81,6 +81,10 @@ pub struct OpeningOptions {
     pub table_mib: usize,
     /// Search the root plies in parallel (rayon's global pool).
     pub parallel: bool,
+    /// Answer placement positions from the placement sectors when the directory has
+    /// them (one look-up), searching only where they are missing. `false` always
+    /// searches: the independent check of the tables.
+    pub use_tables: bool,
 }
 
 impl Default for OpeningOptions {
@@ -88,6 +92,7 @@ impl Default for OpeningOptions {
         OpeningOptions {
             table_mib: 256,
             parallel: true,
+            use_tables: true,
         }
     }
 }
@@ -174,6 +179,12 @@ impl<'a> Opening<'a> {
         })
     }
 
+    /// Whether a placement position is answered by the placement sectors: tables
+    /// allowed and [`Tablebase::covers`] the position.
+    pub fn in_tables(&self, pos: &Position) -> bool {
+        self.options.use_tables && pos.phase() == Phase::Placement && self.tb.covers(pos)
+    }
+
     /// Number of saved values read from the database directory.
     pub fn saved_len(&self) -> usize {
         self.saved.entries.len()
@@ -185,7 +196,7 @@ impl<'a> Opening<'a> {
     pub fn solve(&mut self, pos: &Position) -> Result<Outcome, OpeningError> {
         let start = Instant::now();
         self.check(pos)?;
-        if pos.phase() == Phase::Moving {
+        if pos.phase() == Phase::Moving || self.in_tables(pos) {
             let value = self.tb.probe(pos)?;
             let best = self.tb.best_ply(pos)?.map(|m| m.0);
             return Ok(outcome(value, value, best, (0, 1), Vec::new(), start));
@@ -218,7 +229,7 @@ impl<'a> Opening<'a> {
     /// first missing subspace met.
     pub fn value(&mut self, pos: &Position) -> Result<Value, OpeningError> {
         self.check(pos)?;
-        if pos.phase() == Phase::Moving {
+        if pos.phase() == Phase::Moving || self.in_tables(pos) {
             return Ok(self.tb.probe(pos)?);
         }
         if let Some(v) = self.saved.get(canonical_key(self.rules, pos).0) {
@@ -231,7 +242,7 @@ impl<'a> Opening<'a> {
     /// (fastest win, draws, slowest loss; ties in generation order).
     pub fn moves(&mut self, pos: &Position) -> Result<Vec<(Ply, Value)>, OpeningError> {
         self.check(pos)?;
-        if pos.phase() == Phase::Moving {
+        if pos.phase() == Phase::Moving || self.in_tables(pos) {
             return Ok(self.tb.moves(pos)?);
         }
         let mut out = Vec::new();

@@ -1,5 +1,5 @@
-//! Probing a database directory: exact values and best plies for moving-phase
-//! positions.
+//! Probing a database directory: exact values and best plies for positions of both
+//! phases.
 //!
 //! [`Tablebase::open`] reads `manifest.json` (if present) and notes which `k-l.mdb`
 //! files exist; nothing else. Each file is mapped and its header checked the first
@@ -8,14 +8,18 @@
 //! probes take no lock and allocate nothing. A `Tablebase` is `Send + Sync`: share
 //! one (`&` or `Arc`) between all threads.
 //!
-//! Values are from the side to move's point of view (RULES.md). Placement-phase
-//! positions are not in the databases; the opening search answers them.
+//! Values are from the side to move's point of view (RULES.md). Moving-phase
+//! positions are in the subspace files `k-l.mdb`, placement-phase positions in the
+//! sector files `k-l-hk-hl.mdb` ([`crate::sector`]); a directory without the
+//! placement sectors answers placement positions with [`ProbeError::Missing`], and
+//! the opening search ([`crate::opening`]) answers them instead.
 
 use crate::format::{Expect, FormatError, SubspaceFile};
 use crate::index::Index;
-use crate::manifest::{Manifest, file_name, subspace_name};
-use crate::position::{Phase, Ply, Position, PositionError};
+use crate::manifest::Manifest;
+use crate::position::{Ply, Position, PositionError};
 use crate::rules::{Bits, Rules};
+use crate::sector::Sector;
 use crate::value::{Value, Wdl};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -49,9 +53,9 @@ pub enum ProbeError {
     /// The position cannot occur under the rules.
     #[error("illegal position: {0}")]
     Illegal(#[from] PositionError),
-    /// Stones are still in hand: the databases hold moving-phase positions only.
+    /// Stones are still in hand and the call answers moving-phase positions only.
     #[error(
-        "the position is in the placement phase (stones in hand); the databases cover the moving phase, the opening search (`millbase solve`) answers placement positions"
+        "the position is in the placement phase (stones in hand); this call answers moving-phase positions only"
     )]
     NotMovingPhase,
     /// The opponent has fewer than three stones: the game ended before this
@@ -69,7 +73,8 @@ pub struct Tablebase {
     fingerprint: u64,
     manifest: Option<Manifest>,
     manifest_problem: Option<String>,
-    /// Per subspace, `k * (stones + 1) + l`.
+    index: &'static Index,
+    /// Per sector, at [`Tablebase::slot_of`].
     slots: Vec<Slot>,
 }
 
@@ -98,34 +103,51 @@ impl Tablebase {
     /// `manifest.json` if there is one and registers the `k-l.mdb` files present.
     /// Opens no database file yet. A damaged manifest is not an error (the files are
     /// authoritative); see [`Tablebase::manifest_problem`].
+    ///
+    /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
+    /// without a readable manifest, the standard rules.
     pub fn open(dir: &Path) -> Result<Tablebase, ProbeError> {
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
             });
         }
-        let rules = Rules::standard();
-        let n = rules.stones as u32 + 1;
-        let slots = (0..n * n)
-            .map(|i| {
-                let (k, l) = (i / n, i % n);
-                let present = k >= 3 && l >= 3 && dir.join(file_name(k, l)).is_file();
-                Slot {
-                    present,
-                    file: OnceLock::new(),
-                }
-            })
-            .collect();
         let (manifest, manifest_problem) = match Manifest::load(dir) {
             Ok(m) => (m, None),
             Err(e) => (None, Some(e.to_string())),
         };
+        let rules = manifest
+            .as_ref()
+            .and_then(|m| Rules::by_name(&m.rules.name))
+            .filter(|r| manifest.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .unwrap_or_else(Rules::standard);
+        let n = rules.stones as usize + 1;
+        let slots = (0..n * n * n * n)
+            .map(|i| {
+                let s = Sector {
+                    k: (i / (n * n * n)) as u8,
+                    l: (i / (n * n) % n) as u8,
+                    hk: (i / n % n) as u8,
+                    hl: (i % n) as u8,
+                };
+                let wanted = if s.is_moving() {
+                    s.k >= 3 && s.l >= 3
+                } else {
+                    s.is_valid(rules)
+                };
+                Slot {
+                    present: wanted && dir.join(s.file_name()).is_file(),
+                    file: OnceLock::new(),
+                }
+            })
+            .collect();
         Ok(Tablebase {
             dir: dir.to_path_buf(),
             rules,
             fingerprint: rules.fingerprint(),
             manifest,
             manifest_problem,
+            index: Index::for_rules(rules),
             slots,
         })
     }
@@ -150,10 +172,16 @@ impl Tablebase {
         self.manifest_problem.as_deref()
     }
 
-    fn slot(&self, k: u32, l: u32) -> Option<&Slot> {
-        let n = self.rules.stones as u32 + 1;
-        if k < n && l < n {
-            self.slots.get((k * n + l) as usize)
+    /// The index the files are probed with.
+    pub fn index(&self) -> &'static Index {
+        self.index
+    }
+
+    fn slot(&self, s: Sector) -> Option<&Slot> {
+        let n = self.rules.stones as usize + 1;
+        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(|x| x as usize);
+        if k < n && l < n && hk < n && hl < n {
+            self.slots.get(((k * n + l) * n + hk) * n + hl)
         } else {
             None
         }
@@ -161,53 +189,94 @@ impl Tablebase {
 
     /// Whether the file of subspace `k-l` was present when the directory was opened.
     pub fn has(&self, k: u32, l: u32) -> bool {
-        self.slot(k, l).is_some_and(|s| s.present)
+        self.has_sector(Sector::moving(k as u8, l as u8))
+    }
+
+    /// Whether the file of a sector (either phase) was present at opening.
+    pub fn has_sector(&self, s: Sector) -> bool {
+        self.slot(s).is_some_and(|s| s.present)
     }
 
     /// The subspaces `(k, l)` whose files were present at opening, sorted.
     pub fn available(&self) -> Vec<(u32, u32)> {
-        let n = self.rules.stones as u32 + 1;
-        (0..n * n)
-            .filter(|i| self.slots[*i as usize].present)
-            .map(|i| (i / n, i % n))
+        self.available_sectors()
+            .into_iter()
+            .filter(|s| s.is_moving())
+            .map(|s| s.counts())
             .collect()
+    }
+
+    /// Every sector (either phase) whose file was present at opening, sorted.
+    pub fn available_sectors(&self) -> Vec<Sector> {
+        let n = self.rules.stones as usize + 1;
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].present)
+            .map(|i| Sector {
+                k: (i / (n * n * n)) as u8,
+                l: (i / (n * n) % n) as u8,
+                hk: (i / n % n) as u8,
+                hl: (i % n) as u8,
+            })
+            .collect()
+    }
+
+    /// Whether every placement sector of a game from the empty board is present, so
+    /// that every placement position is answered by look-up.
+    pub fn has_placement(&self) -> bool {
+        Sector::placement_sectors(self.rules)
+            .iter()
+            .all(|&s| self.has_sector(s))
+    }
+
+    /// Whether the files that value `pos` by look-up are present: its sector's, or
+    /// with a removal pending those of every sector its removals lead to. Says
+    /// nothing about whether they are intact.
+    pub fn covers(&self, pos: &Position) -> bool {
+        if !pos.pending_removal {
+            return self.has_sector(Sector::of(pos));
+        }
+        pos.legal_plies(self.rules).iter().all(|&p| {
+            let child = pos.after(self.rules, p);
+            child.material(child.to_move) < 3 || self.has_sector(Sector::of(&child))
+        })
     }
 
     /// The file of subspace `k-l`, mapped and its header checked on first use.
     pub fn file(&self, k: u32, l: u32) -> Result<&SubspaceFile, ProbeError> {
-        let slot = match self.slot(k, l) {
-            Some(s) if s.present => s,
-            _ => return Err(self.missing(k, l)),
+        self.sector_file(Sector::moving(k as u8, l as u8))
+    }
+
+    /// The file of a sector (either phase), mapped and its header checked on first use.
+    pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {
+        let slot = match self.slot(s) {
+            Some(slot) if slot.present => slot,
+            _ => return Err(self.missing(s)),
         };
         if let Some(f) = slot.file.get() {
             return Ok(f);
         }
-        self.open_file(slot, k, l)
+        self.open_file(slot, s)
     }
 
     #[cold]
-    fn open_file<'a>(
-        &self,
-        slot: &'a Slot,
-        k: u32,
-        l: u32,
-    ) -> Result<&'a SubspaceFile, ProbeError> {
-        let index = Index::standard();
-        let expect = Expect::exact(self.fingerprint, k, l, index.size(k, l));
-        let file = SubspaceFile::open(&self.dir.join(file_name(k, l)), &expect)?;
+    fn open_file<'a>(&self, slot: &'a Slot, s: Sector) -> Result<&'a SubspaceFile, ProbeError> {
+        let (k, l) = s.counts();
+        let expect = Expect::sector(self.fingerprint, s, self.index.size(k, l));
+        let file = SubspaceFile::open(&self.dir.join(s.file_name()), &expect)?;
         // A racing thread may have opened it too; either is the same file.
         let _ = slot.file.set(file);
         Ok(slot.file.get().expect("just set"))
     }
 
-    fn missing(&self, k: u32, l: u32) -> ProbeError {
-        let subspace = subspace_name(k, l);
+    fn missing(&self, s: Sector) -> ProbeError {
+        let what = if s.is_moving() {
+            format!("--only {s}")
+        } else {
+            "--phase placement".to_string()
+        };
         ProbeError::Missing {
-            hint: format!(
-                "run `millbase build --db {} --only {subspace}`",
-                self.dir.display()
-            ),
-            subspace,
+            hint: format!("run `millbase build --db {} {what}`", self.dir.display()),
+            subspace: s.name(),
             dir: self.dir.clone(),
         }
     }
@@ -219,7 +288,7 @@ impl Tablebase {
     pub fn probe_sets(&self, own: Bits, opp: Bits) -> Result<Value, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Value::Loss(0)),
-            Some((k, l)) => Ok(self.file(k, l)?.value(Index::standard().index(own, opp))?),
+            Some((k, l)) => Ok(self.file(k, l)?.value(self.index.index(own, opp))?),
         }
     }
 
@@ -228,7 +297,7 @@ impl Tablebase {
     pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Wdl::Loss),
-            Some((k, l)) => Ok(self.file(k, l)?.wdl(Index::standard().index(own, opp))?),
+            Some((k, l)) => Ok(self.file(k, l)?.wdl(self.index.index(own, opp))?),
         }
     }
 
@@ -261,9 +330,6 @@ impl Tablebase {
             return Err(ProbeError::Illegal(PositionError::OffBoard));
         }
         pos.validate(self.rules)?;
-        if pos.phase() == Phase::Placement {
-            return Err(ProbeError::NotMovingPhase);
-        }
         if pos.material(pos.to_move) < 3 {
             return Ok(Kind::Lost);
         }
@@ -277,27 +343,58 @@ impl Tablebase {
         })
     }
 
-    /// The exact value of a moving-phase position for the side to move.
+    /// The stored value of a valid position with no removal pending whose side to
+    /// move is alive: one look-up in its sector's file (either phase).
+    fn stored(&self, pos: &Position) -> Result<Value, ProbeError> {
+        let s = Sector::of(pos);
+        Ok(self
+            .sector_file(s)?
+            .value(self.index.index(pos.own(), pos.opp()))?)
+    }
+
+    /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data).
+    fn stored_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        let s = Sector::of(pos);
+        Ok(self
+            .sector_file(s)?
+            .wdl(self.index.index(pos.own(), pos.opp()))?)
+    }
+
+    /// The value of playing into `child` (a position after a legal ply), for the
+    /// side that played: `Win(1)` if it left the opponent fewer than three stones,
+    /// otherwise the child's value one ply earlier ([`Value::parent`]). The one
+    /// place this rule is written for the probe library.
+    pub fn ply_value(&self, child: &Position) -> Result<Value, ProbeError> {
+        if child.material(child.to_move) < 3 {
+            Ok(Value::Win(1))
+        } else {
+            Ok(self.stored(child)?.parent())
+        }
+    }
+
+    /// The exact value of a position of either phase for the side to move: one
+    /// look-up in its sector's file.
     ///
     /// A side to move with fewer than three stones, or with no legal move, has
     /// `Loss(0)`. A position with a removal pending (a mill just closed) is valued
-    /// through its removals. Errors: the subspace's file is missing or damaged, the
-    /// position is illegal, in the placement phase, or already decided (the opponent
-    /// has fewer than three stones).
+    /// through its removals. Errors: the sector's file is missing or damaged (a
+    /// placement position in a directory without placement sectors is
+    /// [`ProbeError::Missing`]), the position is illegal, or already decided (the
+    /// opponent has fewer than three stones).
     pub fn probe(&self, pos: &Position) -> Result<Value, ProbeError> {
         match self.classify(pos)? {
             Kind::Lost => Ok(Value::Loss(0)),
-            Kind::Stored => self.probe_sets(pos.own(), pos.opp()),
+            Kind::Stored => self.stored(pos),
             Kind::Removal => Ok(self.moves(pos)?.first().map_or(Value::Loss(0), |m| m.1)),
         }
     }
 
-    /// Win, draw or loss of a moving-phase position, as [`Tablebase::probe`] but
+    /// Win, draw or loss of a position of either phase, as [`Tablebase::probe`] but
     /// without reading depth data.
     pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
         match self.classify(pos)? {
             Kind::Lost => Ok(Wdl::Loss),
-            Kind::Stored => self.probe_wdl_sets(pos.own(), pos.opp()),
+            Kind::Stored => self.stored_wdl(pos),
             Kind::Removal => {
                 let mut best = Wdl::Loss;
                 for ply in pos.legal_plies(self.rules) {
@@ -305,7 +402,7 @@ impl Tablebase {
                     let w = if child.material(child.to_move) < 3 {
                         Wdl::Win
                     } else {
-                        flip(self.probe_wdl_sets(child.own(), child.opp())?)
+                        flip(self.stored_wdl(&child)?)
                     };
                     best = best.max(w);
                     if best == Wdl::Win {
@@ -317,7 +414,7 @@ impl Tablebase {
         }
     }
 
-    /// Every legal ply of a moving-phase position with its exact value for the side
+    /// Every legal ply of a position of either phase with its exact value for the side
     /// that plays it, best first: fastest win, then draws, then slowest loss; plies
     /// of equal value in the order of [`Position::legal_plies`]. A ply that leaves
     /// the opponent two stones is `Win(1)`; otherwise the value is the successor's
@@ -329,13 +426,7 @@ impl Tablebase {
         }
         let mut out = Vec::new();
         for ply in pos.legal_plies(self.rules) {
-            let child = pos.after(self.rules, ply);
-            let v = if child.material(child.to_move) < 3 {
-                Value::Win(1)
-            } else {
-                self.probe_sets(child.own(), child.opp())?.parent()
-            };
-            out.push((ply, v));
+            out.push((ply, self.ply_value(&pos.after(self.rules, ply))?));
         }
         // A stable sort keeps equal values in generation order.
         out.sort_by(|a, b| b.1.cmp_goodness(a.1));

@@ -61,6 +61,24 @@ pub struct Summary {
     pub longest_loss: Option<(u16, u64)>,
 }
 
+impl Summary {
+    /// Counts the canonical slot `slot` holding `code`.
+    pub fn count(&mut self, code: u16, slot: u64) {
+        self.classes += 1;
+        match Value::from_code(code) {
+            Value::Win(n) => {
+                self.wins += 1;
+                self.longest_win = longer(self.longest_win, (n, slot));
+            }
+            Value::Loss(n) => {
+                self.losses += 1;
+                self.longest_loss = longer(self.longest_loss, (n, slot));
+            }
+            Value::Draw => self.draws += 1,
+        }
+    }
+}
+
 /// A solved subspace: the code of every slot (duplicates carry their canonical
 /// twin's code) and its summary.
 pub struct Solved {
@@ -381,19 +399,7 @@ impl Solver<'_> {
                     if code == DUPLICATE {
                         continue;
                     }
-                    let slot = (ci * CHUNK + j) as u64;
-                    m.classes += 1;
-                    match Value::from_code(code) {
-                        Value::Win(n) => {
-                            m.wins += 1;
-                            m.longest_win = longer(m.longest_win, (n, slot));
-                        }
-                        Value::Loss(n) => {
-                            m.losses += 1;
-                            m.longest_loss = longer(m.longest_loss, (n, slot));
-                        }
-                        Value::Draw => m.draws += 1,
-                    }
+                    m.count(code, (ci * CHUNK + j) as u64);
                 }
                 m
             })
@@ -421,7 +427,8 @@ fn longer(a: Option<(u16, u64)>, b: (u16, u64)) -> Option<(u16, u64)> {
     }
 }
 
-fn merge(a: Summary, b: Summary) -> Summary {
+/// Adds two summaries of disjoint sets of slots.
+pub fn merge(a: Summary, b: Summary) -> Summary {
     Summary {
         classes: a.classes + b.classes,
         wins: a.wins + b.wins,

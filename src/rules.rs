@@ -81,6 +81,40 @@ impl Rules {
         })
     }
 
+    /// The standard board and rules with `stones` stones per side instead of nine
+    /// (named `standard-N`; `standard` itself for nine): the reduced games the tests
+    /// build whole in seconds. Built once per count and kept for the program's life.
+    pub fn with_stones(stones: u8) -> &'static Rules {
+        static OTHERS: std::sync::Mutex<Vec<&'static Rules>> = std::sync::Mutex::new(Vec::new());
+        let standard = Rules::standard();
+        if stones == standard.stones {
+            return standard;
+        }
+        let mut others = OTHERS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = others.iter().find(|r| r.stones == stones) {
+            return r;
+        }
+        let mut r = standard.clone();
+        r.stones = stones;
+        r.name = Box::leak(format!("standard-{stones}").into_boxed_str());
+        let r: &'static Rules = Box::leak(Box::new(r));
+        others.push(r);
+        r
+    }
+
+    /// The rule set called `name`: `standard`, or `standard-N` for the standard game
+    /// with `N` stones per side (3 to 12).
+    pub fn by_name(name: &str) -> Option<&'static Rules> {
+        match name.strip_prefix("standard") {
+            Some("") => Some(Rules::standard()),
+            Some(n) => {
+                let n: u8 = n.strip_prefix('-')?.parse().ok()?;
+                (3..=12).contains(&n).then(|| Rules::with_stones(n))
+            }
+            None => None,
+        }
+    }
+
     /// Builds a rule set from point names, edges and mills written as `a1-a4` and
     /// `a1-a4-a7` lists, and symmetries as point permutations.
     ///

@@ -2,9 +2,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use millbase::build::{self, BuildOptions, PairReport, Selection};
+use millbase::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
 use millbase::index::{Index, binomial};
 use millbase::manifest::{Manifest, parse_subspace};
+use millbase::sector::Sector;
 use millbase::{Rules, verify};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -16,9 +17,19 @@ pub struct BuildArgs {
     /// The database directory.
     #[arg(long, default_value = "db")]
     db: PathBuf,
-    /// Build only the pair K-L / L-K (and what it depends on), e.g. `--only 5-4`.
+    /// Build only the pair K-L / L-K (and what it depends on), e.g. `--only 5-4`; or
+    /// one placement sector K-L-HK-HL and the sectors it leads into, e.g.
+    /// `--only 8-7-1-1` (the moving phase must be built).
     #[arg(long, value_name = "K-L", conflicts_with = "max_stones")]
     only: Option<String>,
+    /// Which phases to build: the moving-phase subspaces, the placement sectors
+    /// (which need the moving phase), or both in that order.
+    #[arg(long, value_enum, default_value_t = BuildPhase::All)]
+    phase: BuildPhase,
+    /// The rules: `standard`, or `standard-N` for the standard board with N stones
+    /// per side (3 to 12; small N build the whole game in seconds).
+    #[arg(long, default_value = "standard", value_parser = rules_arg)]
+    rules: &'static Rules,
     /// Build every pair with at most N stones on the board in all, e.g. `--max-stones 10`.
     #[arg(long, value_name = "N")]
     max_stones: Option<u32>,
@@ -52,24 +63,34 @@ pub struct StatsArgs {
     json: bool,
 }
 
+fn rules_arg(text: &str) -> Result<&'static Rules, String> {
+    Rules::by_name(text).ok_or_else(|| {
+        format!("unknown rules '{text}': use standard or standard-N with N from 3 to 12")
+    })
+}
+
 fn subspace_arg(text: &str) -> Result<(u32, u32)> {
     parse_subspace(text).with_context(|| format!("'{text}' is not a subspace: write K-L, e.g. 5-4"))
 }
 
 /// `millbase build`.
 pub fn build(a: BuildArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
+    let rules = a.rules;
     let selection = match (&a.only, a.max_stones) {
-        (Some(s), _) => {
-            let (k, l) = subspace_arg(s)?;
-            Selection::Only(k, l)
-        }
+        (Some(s), _) => match Sector::parse(s) {
+            Some(sector) if !sector.is_moving() => Selection::Sector(sector),
+            _ => {
+                let (k, l) = subspace_arg(s)?;
+                Selection::Only(k, l)
+            }
+        },
         (None, Some(n)) => Selection::MaxStones(n),
         (None, None) => Selection::All,
     };
     let opts = BuildOptions {
         db: a.db.clone(),
         selection,
+        phase: a.phase,
         threads: a.threads,
         quiet: a.quiet,
     };
@@ -86,20 +107,14 @@ fn print_reports(reports: &[PairReport], threads: usize) {
         "pair", "positions", "seconds", "pos/s/thread", "peak MiB", "bytes", "WDL b/p", "depth b/p"
     );
     for r in reports {
-        let (k, l) = r.pair;
         if r.skipped {
-            println!(
-                "{:>5} {:>13} {:>9}",
-                format!("{k}-{l}"),
-                r.positions,
-                "skipped"
-            );
+            println!("{:>5} {:>13} {:>9}", r.name(), r.positions, "skipped");
             continue;
         }
         let bits = |b: u64| b as f64 * 8.0 / r.positions as f64;
         println!(
             "{:>5} {:>13} {:>9.2} {:>12.0} {:>9} {:>12} {:>9.3} {:>9.3}",
-            format!("{k}-{l}"),
+            r.name(),
             r.positions,
             r.seconds,
             r.positions as f64 / r.seconds / threads as f64,

@@ -51,6 +51,10 @@ pub struct SolveArgs {
     /// placement phase (0 saves nothing).
     #[arg(long, default_value_t = 8)]
     save_plies: u32,
+    /// Search even where the placement sectors answer, and with them present check
+    /// the table's value against the search's (the independent check of the tables).
+    #[arg(long)]
+    search: bool,
 }
 
 /// Arguments of `probe` and `analyze`.
@@ -100,11 +104,50 @@ fn game_of(rules: &Rules, text: &str) -> Result<Game> {
 
 /// `millbase solve`.
 pub fn solve(a: SolveArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
-    let game = game_of(rules, &a.position)?;
     let tb = a.oracle.open()?;
+    let rules = tb.rules();
+    let game = game_of(rules, &a.position)?;
+    let pos = game.position();
+    let table = Opening::new(&tb, a.oracle.options())?;
+    let from_table = table.in_tables(pos);
+    drop(table);
+    if from_table {
+        let start = std::time::Instant::now();
+        let value = tb.probe(pos)?;
+        let best = tb.best_ply(pos)?;
+        println!(
+            "value        {value} (placement sector {}, one look-up)",
+            millbase::sector::Sector::of(pos)
+        );
+        if let Some((p, _)) = best {
+            println!("best ply     {}", format_ply(rules, p));
+        }
+        println!("time         {:.3} s", start.elapsed().as_secs_f64());
+        if !a.search {
+            return Ok(ExitCode::SUCCESS);
+        }
+        let mut search = Opening::new(
+            &tb,
+            OpeningOptions {
+                use_tables: false,
+                ..a.oracle.options()
+            },
+        )?;
+        let out = search.solve(pos)?;
+        print!("search:\n{}", solve_report(rules, &out, &a.oracle.db));
+        return Ok(if out.exact() == Some(value) {
+            println!("check        the table and the search agree");
+            ExitCode::SUCCESS
+        } else {
+            println!(
+                "check        FAILED: the table says {value}, the search {} .. {}",
+                out.lower, out.upper
+            );
+            ExitCode::from(1)
+        });
+    }
     let mut opening = Opening::new(&tb, a.oracle.options())?;
-    let out = opening.solve(game.position())?;
+    let out = opening.solve(pos)?;
     print!("{}", solve_report(rules, &out, &a.oracle.db));
     if a.save_plies > 0 && out.exact().is_some() && game.position().phase() == Phase::Placement {
         let n = opening.save(a.save_plies)?;
@@ -150,13 +193,14 @@ fn solve_report(rules: &Rules, out: &Outcome, db: &std::path::Path) -> String {
 
 /// `millbase probe POS`.
 pub fn probe(a: QueryArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
-    let game = a.pos.game(rules)?;
     let tb = a.oracle.open()?;
+    let game = a.pos.game(tb.rules())?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
     let v = opening.value(game.position())?;
     if a.json {
-        println!("{}", Json::Object(value_json(v)));
+        let mut obj = value_json(v);
+        obj.insert("source".into(), json!(source(&opening, game.position())));
+        println!("{}", Json::Object(obj));
     } else {
         println!("{v} (for {} to move)", game.position().to_move);
     }
@@ -165,14 +209,15 @@ pub fn probe(a: QueryArgs) -> Result<ExitCode> {
 
 /// `millbase analyze POS`.
 pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
-    let game = a.pos.game(rules)?;
     let tb = a.oracle.open()?;
+    let rules = tb.rules();
+    let game = a.pos.game(rules)?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
     let moves = opening.moves(game.position())?;
     let value = moves.first().map_or(Value::Loss(0), |m| m.1);
     if a.json {
         let mut obj = value_json(value);
+        obj.insert("source".into(), json!(source(&opening, game.position())));
         let list: Vec<Json> = moves
             .iter()
             .map(|&(p, v)| {
@@ -193,10 +238,21 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What answers a position: `"table"` (one look-up in a moving-phase subspace or a
+/// placement sector) or `"search"` (the opening search, where the placement sectors
+/// are missing).
+fn source(opening: &Opening, pos: &Position) -> &'static str {
+    if pos.phase() == Phase::Moving || opening.in_tables(pos) {
+        "table"
+    } else {
+        "search"
+    }
+}
+
 /// `millbase play`.
 pub fn play(a: PlayArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
     let tb = a.oracle.open()?;
+    let rules = tb.rules();
     let mut opening = Opening::new(&tb, a.oracle.options())?;
     let human = match a.human {
         Side::White => Color::White,

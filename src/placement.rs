@@ -1,0 +1,227 @@
+//! Solving one placement-phase sector by backward induction.
+//!
+//! Placement never repeats a position (every ply puts a stone from a hand on the
+//! board), so the placement phase is acyclic: a sector's values follow from the
+//! values of the sectors one ply later, which are solved first, the last placement
+//! leading into the moving-phase subspaces. The value of a position is the best,
+//! for the side to move, of the values of its plies: a placement that closes a mill
+//! is one ply per removable opponent stone, and a removal that leaves the opponent
+//! fewer than three stones (on board and in hand) wins at once (`Win(1)`).
+//! Distances are to the end of the game, across captures and across the change of
+//! phase, so the empty board's value is the value of the game.
+//!
+//! Every slot gets the value of its own raw position, so duplicate slots (see
+//! [`crate::index`]) hold their canonical twin's value without a second pass; the
+//! counts of the summary are per symmetry class (canonical slots only), as for the
+//! moving phase.
+
+use crate::index::{Index, first_subset, next_subset, pdep};
+use crate::position::points;
+use crate::retro::Summary;
+use crate::rules::Bits;
+use crate::sector::Sector;
+use crate::value::Value;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The solved codes of the sectors a placement sector leads into.
+pub struct Children<'a> {
+    /// Codes of the sector after a placement that removes nothing.
+    pub quiet: &'a [u16],
+    /// Codes of the sector after a placement that removes a stone; `None` when such a
+    /// removal leaves the opponent fewer than three stones (the mover wins at once),
+    /// or when the opponent has no stone on the board.
+    pub capture: Option<&'a [u16]>,
+}
+
+/// Positions whose children are looked up together, so that the look-ups (cache
+/// misses into the child sectors) overlap.
+const BATCH: usize = 32;
+
+/// The best value over children codes, for the side that plays into them: the
+/// fastest win over lost children, else a draw if any child is drawn, else the
+/// slowest loss. `codes` must not be empty.
+#[inline]
+pub fn best_of_children(codes: impl Iterator<Item = u16>) -> u16 {
+    // A child code is 0 (draw), odd (the child's side to move loses: Loss(c - 1)) or
+    // even (it wins: Win(c - 1)); seen one ply earlier each code becomes c + 1.
+    let (mut fastest_win, mut draw, mut slowest_loss) = (u16::MAX, false, 0u16);
+    for c in codes {
+        if c == 0 {
+            draw = true;
+        } else if c % 2 == 1 {
+            fastest_win = fastest_win.min(c + 1);
+        } else {
+            slowest_loss = slowest_loss.max(c + 1);
+        }
+    }
+    if fastest_win != u16::MAX {
+        fastest_win
+    } else if draw {
+        Value::Draw.code()
+    } else {
+        slowest_loss
+    }
+}
+
+/// The child slots of one position: quiet children in the quiet sector, captures in
+/// the capture sector. Returns `true` if some removal wins at once.
+#[inline]
+fn children(
+    idx: &Index,
+    sector: Sector,
+    own: Bits,
+    opp: Bits,
+    quiet: &mut Vec<u32>,
+    capture: &mut Vec<u32>,
+) -> bool {
+    let rules = idx.rules();
+    let empty = rules.all() & !(own | opp);
+    let removable = rules.removable(opp);
+    // A removal leaves the opponent `l - 1 + hl` stones: below three, the game is won.
+    let capture_wins = sector.l as u32 + sector.hl as u32 <= 3;
+    let canon = idx.canon(opp);
+    for p in points(empty) {
+        let after = own | 1 << p;
+        if opp != 0 && rules.closes_mill(after, p) {
+            if capture_wins {
+                return true;
+            }
+            for r in points(removable) {
+                capture.push(idx.index(opp & !(1 << r), after) as u32);
+            }
+        } else {
+            quiet.push(idx.slot(&canon, after) as u32);
+        }
+    }
+    false
+}
+
+#[inline]
+fn prefetch(p: &u16) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            p as *const u16 as *const i8,
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+}
+
+/// The codes of every slot of the placement sector `sector`, from its children's
+/// codes. Parallel on the current rayon pool; `progress` gets the fraction done.
+pub fn solve_sector(
+    idx: &Index,
+    sector: Sector,
+    kids: &Children,
+    progress: &(dyn Fn(f64) + Sync),
+) -> (Vec<u16>, Summary) {
+    let (k, l) = sector.counts();
+    let per = idx.per_class(k, l) as usize;
+    let classes = idx.classes(k);
+    let mut codes = crate::memory::zeroed_huge::<u16>(idx.size(k, l) as usize);
+    let done = AtomicU64::new(0);
+    let summary = codes
+        .par_chunks_mut(per)
+        .enumerate()
+        .with_min_len((4096 / per).max(1))
+        .map(|(class, out)| {
+            let s = solve_class(idx, sector, kids, class as u64, out);
+            let d = done.fetch_add(1, Relaxed);
+            if d.is_multiple_of(64) {
+                progress(d as f64 / classes as f64);
+            }
+            s
+        })
+        .reduce(Summary::default, crate::retro::merge);
+    (codes, summary)
+}
+
+/// Solves the slots of one class of the side to move's stones.
+fn solve_class(
+    idx: &Index,
+    sector: Sector,
+    kids: &Children,
+    class: u64,
+    out: &mut [u16],
+) -> Summary {
+    let (k, l) = sector.counts();
+    let per = out.len() as u64;
+    let (rep, stab) = idx.class(k, class);
+    let free = idx.rules().all() & !rep;
+    let mut packed = first_subset(l);
+    let mut summary = Summary::default();
+    let (mut quiet, mut capture) = (
+        Vec::with_capacity(BATCH * 24),
+        Vec::with_capacity(BATCH * 64),
+    );
+    // Per position of the batch: (slot in class, end of its quiet and capture children,
+    // or a win at once).
+    let mut batch: Vec<(usize, usize, usize, bool)> = Vec::with_capacity(BATCH);
+    let mut r = 0u64;
+    while r < per {
+        quiet.clear();
+        capture.clear();
+        batch.clear();
+        while batch.len() < BATCH && r < per {
+            let opp = pdep(packed, free);
+            let wins = children(idx, sector, rep, opp, &mut quiet, &mut capture);
+            batch.push((r as usize, quiet.len(), capture.len(), wins));
+            r += 1;
+            if r < per {
+                packed = next_subset(packed);
+            }
+        }
+        for &q in &quiet {
+            prefetch(&kids.quiet[q as usize]);
+        }
+        if let Some(c) = kids.capture {
+            for &q in &capture {
+                prefetch(&c[q as usize]);
+            }
+        }
+        let (mut q0, mut c0) = (0, 0);
+        for &(at, q1, c1, wins) in &batch {
+            out[at] = if wins {
+                Value::Win(1).code()
+            } else {
+                let qs = quiet[q0..q1].iter().map(|&q| kids.quiet[q as usize]);
+                let cs = capture[c0..c1].iter().map(|&q| {
+                    kids.capture.expect("captures lead into a solved sector")[q as usize]
+                });
+                best_of_children(qs.chain(cs))
+            };
+            (q0, c0) = (q1, c1);
+        }
+    }
+    // Counts per class: canonical slots only.
+    packed = first_subset(l);
+    for (at, &code) in out.iter().enumerate() {
+        let canonical = stab == 0 || {
+            let opp = pdep(packed, free);
+            idx.index(rep, opp) == class * per + at as u64
+        };
+        if at + 1 < out.len() {
+            packed = next_subset(packed);
+        }
+        if canonical {
+            summary.count(code, class * per + at as u64);
+        }
+    }
+    summary
+}
+
+/// The value of one placement position `own`/`opp` of `sector` from its children's
+/// codes (the check [`crate::verify`] makes slot by slot).
+pub fn value_of(idx: &Index, sector: Sector, kids: &Children, own: Bits, opp: Bits) -> u16 {
+    let (mut quiet, mut capture) = (Vec::new(), Vec::new());
+    if children(idx, sector, own, opp, &mut quiet, &mut capture) {
+        return Value::Win(1).code();
+    }
+    let qs = quiet.iter().map(|&q| kids.quiet[q as usize]);
+    let cs = capture
+        .iter()
+        .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
+    best_of_children(qs.chain(cs))
+}
