@@ -40,6 +40,7 @@ fn meta_for(k: u32, l: u32, codes: &[u16]) -> SubspaceMeta {
     let mut m = SubspaceMeta {
         k,
         l,
+        hands: [0, 0],
         fingerprint: Rules::standard().fingerprint(),
         variant: "standard".into(),
         wins: 0,

@@ -1423,6 +1423,7 @@ mod tests {
         let mut m = SubspaceMeta {
             k: 3,
             l: 4,
+            hands: [0, 0],
             fingerprint: 0x1234_5678_9abc_def0,
             variant: "standard".into(),
             wins: 0,

@@ -506,6 +506,7 @@ mod tests {
         let mut meta = SubspaceMeta {
             k,
             l,
+            hands: [0, 0],
             fingerprint: Rules::standard().fingerprint(),
             variant: "standard".into(),
             wins: 0,
@@ -532,7 +533,13 @@ mod tests {
             depth_level: 1,
             ..Default::default()
         };
-        write_subspace_with(&dir.join(file_name(k, l)), &meta, &codes, &opts).unwrap();
+        write_subspace_with(
+            &dir.join(crate::manifest::file_name(k, l)),
+            &meta,
+            &codes,
+            &opts,
+        )
+        .unwrap();
     }
 
     /// A temporary database directory, removed when dropped.

@@ -7,14 +7,77 @@
 //! and some drawn one) and the terminal rules hold (no move is `Loss(0)`, a capture to
 //! two stones is `Win(1)`), then by induction on the distance every value is the true
 //! one. Duplicate slots must equal their canonical twin.
+//!
+//! Placement sectors are checked the same way, each slot against the stored values
+//! of the sectors its plies lead into (one ply later, down to the moving phase);
+//! since placement is acyclic, this proves every placement value by induction on
+//! the plies left.
 
-use crate::build::{open_checked, subspaces};
+use crate::build::{open_checked, open_sector, subspaces};
 use crate::format::FormatError;
 use crate::index::Index;
+use crate::placement::{self, Children};
 use crate::position::{Color, Position, points};
+use crate::sector::Sector;
 use crate::value::Value;
 use rayon::prelude::*;
 use std::path::Path;
+
+/// Checks the placement sector `sector` of `db`: every slot's value recomputed from
+/// the stored values of the sectors its plies lead into (which must be present).
+/// Duplicate slots are checked as positions of their own (their raw position's
+/// value), which is their canonical twin's value.
+pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCheck, FormatError> {
+    let rules = idx.rules();
+    let codes = open_sector(db, idx, sector)?.read_all()?;
+    let (quiet, capture) = sector.children();
+    let quiet = open_sector(db, idx, quiet)?.read_all()?;
+    let capture = match capture.filter(|c| c.is_valid(rules)) {
+        Some(c) => Some(open_sector(db, idx, c)?.read_all()?),
+        None => None,
+    };
+    let kids = Children {
+        quiet: &quiet,
+        capture: capture.as_deref(),
+    };
+    let (k, l) = sector.counts();
+    let chunks: Vec<(u64, Vec<Mismatch>)> = codes
+        .par_chunks(1 << 14)
+        .enumerate()
+        .map(|(ci, chunk)| {
+            let mut bad = Vec::new();
+            let mut count = 0u64;
+            for (j, &code) in chunk.iter().enumerate() {
+                let (own, opp) = idx.position(k, l, ((ci << 14) + j) as u64);
+                let expected = Value::from_code(placement::value_of(idx, sector, &kids, own, opp));
+                let stored = Value::from_code(code);
+                if stored != expected {
+                    count += 1;
+                    if bad.len() < KEEP {
+                        let mut position = Position::moving(sector.to_move(), own, opp);
+                        position.hand[sector.to_move().index()] = sector.hk;
+                        position.hand[sector.to_move().other().index()] = sector.hl;
+                        bad.push(Mismatch {
+                            position,
+                            stored,
+                            expected,
+                        });
+                    }
+                }
+            }
+            (count, bad)
+        })
+        .collect();
+    let mismatches = chunks.iter().map(|c| c.0).sum();
+    let examples = chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect();
+    Ok(SubspaceCheck {
+        subspace: (k, l),
+        sector,
+        slots: codes.len() as u64,
+        mismatches,
+        examples,
+    })
+}
 
 /// One disagreement.
 #[derive(Clone, Debug)]
@@ -32,6 +95,8 @@ pub struct Mismatch {
 pub struct SubspaceCheck {
     /// `(k, l)`.
     pub subspace: (u32, u32),
+    /// The sector checked (a moving-phase subspace has empty hands).
+    pub sector: Sector,
     /// Slots checked.
     pub slots: u64,
     /// Disagreements found (in total).
@@ -97,6 +162,7 @@ pub fn check_subspace(
     let examples = chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect();
     Ok(SubspaceCheck {
         subspace: (k, l),
+        sector: Sector::moving(k as u8, l as u8),
         slots: codes.len() as u64,
         mismatches,
         examples,
@@ -136,22 +202,38 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
     best.unwrap_or(Value::Loss(0))
 }
 
-/// Checks every subspace of the pairs given (all present files when `None`).
+/// Checks the given sectors: a moving-phase subspace as its pair (both subspaces), a
+/// placement sector alone; with `None`, every file present, moving phase first.
 pub fn check(
     db: &Path,
     idx: &Index,
-    only: Option<(u32, u32)>,
+    only: Option<Sector>,
 ) -> Result<Vec<SubspaceCheck>, FormatError> {
-    let max = idx.rules().stones as u32;
-    let targets: Vec<(u32, u32)> = match only {
-        Some((k, l)) => subspaces((k.max(l), k.min(l))),
+    let rules = idx.rules();
+    let max = rules.stones as u32;
+    let targets: Vec<Sector> = match only {
+        Some(s) if s.is_moving() => {
+            let (k, l) = s.counts();
+            subspaces((k.max(l), k.min(l)))
+                .into_iter()
+                .map(|(a, b)| Sector::moving(a as u8, b as u8))
+                .collect()
+        }
+        Some(s) => vec![s],
         None => (3..=max)
-            .flat_map(|k| (3..=max).map(move |l| (k, l)))
-            .filter(|&(k, l)| db.join(crate::manifest::file_name(k, l)).exists())
+            .flat_map(|k| (3..=max).map(move |l| Sector::moving(k as u8, l as u8)))
+            .chain(Sector::placement_sectors(rules))
+            .filter(|s| db.join(s.file_name()).exists())
             .collect(),
     };
     targets
         .into_iter()
-        .map(|(k, l)| check_subspace(db, idx, k, l))
+        .map(|s| {
+            if s.is_moving() {
+                check_subspace(db, idx, s.k as u32, s.l as u32)
+            } else {
+                check_sector(db, idx, s)
+            }
+        })
         .collect()
 }

@@ -30,6 +30,7 @@ fn db_dir() -> &'static Path {
             &BuildOptions {
                 db: dir.clone(),
                 selection: Selection::MaxStones(9),
+                phase: Default::default(),
                 threads: None,
                 quiet: true,
             },

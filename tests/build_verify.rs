@@ -23,6 +23,7 @@ fn build_into(dir: &Path, selection: Selection) {
     let opts = BuildOptions {
         db: dir.to_path_buf(),
         selection,
+        phase: Default::default(),
         threads: None,
         quiet: true,
     };
@@ -187,7 +188,7 @@ fn a_missing_subspace_is_named() {
     // verify of a pair whose capture targets are missing says which file.
     std::fs::copy(nine().join("5-4.mdb"), dir.join("5-4.mdb")).unwrap();
     std::fs::copy(nine().join("4-5.mdb"), dir.join("4-5.mdb")).unwrap();
-    let err = verify::check(&dir, idx, Some((5, 4)))
+    let err = verify::check(&dir, idx, Some(millbase::sector::Sector::moving(5, 4)))
         .unwrap_err()
         .to_string();
     assert!(err.contains("3-5.mdb") || err.contains("4-4.mdb"), "{err}");
@@ -226,7 +227,7 @@ fn a_killed_build_resumes_cleanly() {
             .extension()
             .is_some_and(|x| x == "tmp"))
     );
-    for c in verify::check(&dir, idx, Some((5, 4))).unwrap() {
+    for c in verify::check(&dir, idx, Some(millbase::sector::Sector::moving(5, 4))).unwrap() {
         assert_eq!(c.mismatches, 0);
     }
     let tb = Tablebase::open(&dir).unwrap();

@@ -20,6 +20,7 @@ fn small_db() -> &'static Path {
         let opts = BuildOptions {
             db: dir.clone(),
             selection: Selection::MaxStones(8),
+            phase: Default::default(),
             threads: None,
             quiet: true,
         };
@@ -32,6 +33,7 @@ fn options() -> OpeningOptions {
     OpeningOptions {
         table_mib: 8,
         parallel: true,
+        use_tables: true,
     }
 }
 

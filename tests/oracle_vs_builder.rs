@@ -253,6 +253,7 @@ fn builder_agrees_with_oracle() {
     let opts = BuildOptions {
         db: dir.clone(),
         selection: Selection::Only(4, 3),
+        phase: Default::default(),
         threads: None,
         quiet: true,
     };

@@ -47,7 +47,7 @@ pub struct VerifyArgs {
     /// The database directory.
     #[arg(long, default_value = "db")]
     db: PathBuf,
-    /// Check only the pair K-L / L-K.
+    /// Check only the pair K-L / L-K, or the placement sector K-L-HK-HL.
     #[arg(long, value_name = "K-L")]
     only: Option<String>,
 }
@@ -128,8 +128,18 @@ fn print_reports(reports: &[PairReport], threads: usize) {
 
 /// `millbase verify`.
 pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
-    let idx = Index::standard();
-    let only = a.only.as_deref().map(subspace_arg).transpose()?;
+    let rules = millbase::probe::Tablebase::open(&a.db)?.rules();
+    let idx = Index::for_rules(rules);
+    let only = match a.only.as_deref() {
+        Some(text) => Some(match Sector::parse(text) {
+            Some(s) => s,
+            None => {
+                let (k, l) = subspace_arg(text)?;
+                Sector::moving(k as u8, l as u8)
+            }
+        }),
+        None => None,
+    };
     let checks = verify::check(&a.db, idx, only)?;
     if checks.is_empty() {
         bail!(
@@ -140,8 +150,10 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
     }
     let mut bad = 0;
     for c in &checks {
-        let (k, l) = c.subspace;
-        println!("{k}-{l}: {} slots, {} mismatches", c.slots, c.mismatches);
+        println!(
+            "{}: {} slots, {} mismatches",
+            c.sector, c.slots, c.mismatches
+        );
         for m in &c.examples {
             let fen = millbase::fen::format(idx.rules(), &m.position, Default::default());
             println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
@@ -173,7 +185,7 @@ struct Stat {
 
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
+    let rules = millbase::probe::Tablebase::open(&a.db)?.rules();
     let manifest = Manifest::load(&a.db)?.with_context(|| {
         format!(
             "no manifest.json in {}: run `millbase build --db {}`",
@@ -186,7 +198,7 @@ pub fn stats(a: StatsArgs) -> Result<ExitCode> {
         .subspaces
         .iter()
         .filter_map(|e| {
-            let (k, l) = e.subspace()?;
+            let (k, l) = e.sector()?.counts();
             Some(Stat {
                 subspace: e.name.clone(),
                 classes: e.wins + e.losses + e.draws,
@@ -201,18 +213,32 @@ pub fn stats(a: StatsArgs) -> Result<ExitCode> {
             })
         })
         .collect();
-    stats.sort_by_key(|s| parse_subspace(&s.subspace).map(|(k, l)| (k + l, k, l)));
+    // Moving phase by stones on the board, then placement sectors from the empty board.
+    stats.sort_by_key(|s| {
+        Sector::parse(&s.subspace).map(|x| {
+            let placed = rules.stones as u32 * 2 - x.hk as u32 - x.hl as u32;
+            (
+                !x.is_moving(),
+                if x.is_moving() {
+                    (x.k + x.l) as u32
+                } else {
+                    placed
+                },
+                x,
+            )
+        })
+    });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&stats)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{:>5} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
-        "k-l", "classes", "raw", "wins", "losses", "draws", "lwin", "lloss"
+        "{:>9} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
+        "sector", "classes", "raw", "wins", "losses", "draws", "lwin", "lloss"
     );
     for s in &stats {
         println!(
-            "{:>5} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
+            "{:>9} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
             s.subspace, s.classes, s.raw, s.wins, s.losses, s.draws, s.longest_win, s.longest_loss
         );
         if let Some(f) = &s.longest_win_example {

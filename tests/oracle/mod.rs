@@ -60,6 +60,8 @@
 
 #![allow(dead_code)]
 
+pub mod placement;
+
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
