@@ -314,15 +314,83 @@ fn probe(args: &[String]) {
     }
 }
 
+/// Random probes of every placement sector present: WDL and full value (warm, by
+/// `Tablebase::probe_wdl` / `probe` on positions), and the latency of a perfect
+/// placement ply (`Tablebase::best_ply`).
+fn placement(args: &[String]) {
+    let db = PathBuf::from(&args[0]);
+    let n: usize = args
+        .get(1)
+        .map_or(1_000_000, |s| s.parse().expect("PROBES"));
+    let t = Instant::now();
+    let tb = Tablebase::open(&db).unwrap();
+    let start = Position::start(tb.rules());
+    if tb.covers(&start) {
+        let v = tb.probe(&start).unwrap();
+        println!(
+            "empty board: {v}, {:.3} s from opening the directory (cold)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let mut r = Mix(42);
+    for s in tb
+        .available_sectors()
+        .into_iter()
+        .filter(|s| !s.is_moving())
+    {
+        let positions: Vec<Position> = (0..n)
+            .map(|_| {
+                let (own, opp) = random_sets(&mut r, s.k as u32, s.l as u32);
+                let mut p = Position::moving(s.to_move(), own, opp);
+                p.hand[s.to_move().index()] = s.hk;
+                p.hand[s.to_move().other().index()] = s.hl;
+                p
+            })
+            .collect();
+        let mut wins = 0u64;
+        for p in &positions {
+            wins += (tb.probe_wdl(p).unwrap() == millbase::Wdl::Win) as u64;
+        }
+        let rate = |f: &dyn Fn(&Position) -> bool| {
+            let mut runs = vec![];
+            for _ in 0..3 {
+                let t = Instant::now();
+                let c = positions.iter().filter(|p| f(p)).count();
+                runs.push(n as f64 / t.elapsed().as_secs_f64());
+                std::hint::black_box(c);
+            }
+            median(runs)
+        };
+        let wdl = rate(&|p| tb.probe_wdl(p).unwrap() == millbase::Wdl::Win);
+        let full = rate(&|p| matches!(tb.probe(p).unwrap(), Value::Win(_)));
+        let mut lat = vec![];
+        for p in positions.iter().take(2000) {
+            let t = Instant::now();
+            let best = tb.best_ply(p).unwrap();
+            lat.push(t.elapsed().as_secs_f64() * 1e6);
+            std::hint::black_box(best);
+        }
+        println!(
+            "{s} (ply {}): {n} random probes, WDL warm {:.2} M/s, full value warm {:.2} M/s; best ply median {:.1} us, max {:.1} us (first pass cold) ({wins})",
+            s.ply(tb.rules()),
+            wdl / 1e6,
+            full / 1e6,
+            median(lat.clone()),
+            lat.iter().cloned().fold(0.0, f64::max),
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("synthetic") => synthetic(&args[1..]),
         Some("recode") if args.len() > 1 => recode(&args[1..]),
         Some("probe") if args.len() > 1 => probe(&args[1..]),
+        Some("placement") if args.len() > 1 => placement(&args[1..]),
         _ => {
             eprintln!(
-                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES]"
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] | placement DB [PROBES]"
             );
             std::process::exit(2);
         }

@@ -287,9 +287,15 @@ impl Index {
     /// The slot of the opponent set `opp` given the class of the side to move's set.
     #[inline]
     pub fn slot(&self, c: &Canon, opp: Bits) -> u64 {
-        let l = opp.count_ones();
+        self.slot_of_image(c, self.rules.map(c.sym as usize, opp))
+    }
+
+    /// As [`Index::slot`], given the opponent set already mapped by `c.sym` (callers
+    /// that vary one point of the set map the rest once).
+    #[inline]
+    pub fn slot_of_image(&self, c: &Canon, o: Bits) -> u64 {
+        let l = o.count_ones();
         let free = self.rules.all() & !c.rep;
-        let o = self.rules.map(c.sym as usize, opp);
         let mut r = self.colex.rank(pext(o, free));
         let mut stab = c.stab;
         while stab != 0 {

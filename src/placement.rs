@@ -80,7 +80,11 @@ fn children(
     let removable = rules.removable(opp);
     // A removal leaves the opponent `l - 1 + hl` stones: below three, the game is won.
     let capture_wins = sector.l as u32 + sector.hl as u32 <= 3;
+    // Quiet children have the opponent to move with `opp`, and `own` plus one point:
+    // map `own` once by the symmetry that canonicalises `opp`, then add the point.
     let canon = idx.canon(opp);
+    let own_image = rules.map(canon.sym as usize, own);
+    let perm = &rules.symmetries[canon.sym as usize];
     for p in points(empty) {
         let after = own | 1 << p;
         if opp != 0 && rules.closes_mill(after, p) {
@@ -91,7 +95,7 @@ fn children(
                 capture.push(idx.index(opp & !(1 << r), after) as u32);
             }
         } else {
-            quiet.push(idx.slot(&canon, after) as u32);
+            quiet.push(idx.slot_of_image(&canon, own_image | 1 << perm[p as usize]) as u32);
         }
     }
     false

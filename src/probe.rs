@@ -53,11 +53,6 @@ pub enum ProbeError {
     /// The position cannot occur under the rules.
     #[error("illegal position: {0}")]
     Illegal(#[from] PositionError),
-    /// Stones are still in hand and the call answers moving-phase positions only.
-    #[error(
-        "the position is in the placement phase (stones in hand); this call answers moving-phase positions only"
-    )]
-    NotMovingPhase,
     /// The opponent has fewer than three stones: the game ended before this
     /// position, so it has no value of its own.
     #[error(
@@ -730,7 +725,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let start = Position::start(rules);
-        assert!(matches!(tb.probe(&start), Err(ProbeError::NotMovingPhase)));
+        // No placement sectors here: the start position's sector is named as missing.
+        match tb.probe(&start) {
+            Err(ProbeError::Missing { subspace, hint, .. }) => {
+                assert_eq!(subspace, "0-0-9-9");
+                assert!(hint.contains("--phase placement"), "{hint}");
+            }
+            other => panic!("{other:?}"),
+        }
         let mut bad = random_position(&mut r, 3, 3);
         bad.board[0] |= bad.board[1] & bad.board[1].wrapping_neg();
         assert!(matches!(tb.probe(&bad), Err(ProbeError::Illegal(_))));

@@ -375,3 +375,29 @@ fn sector_counts_of_the_standard_game() {
     // docs/FORMAT.md for why ours are fewer.
     assert_eq!(slots, 18_654_421_599);
 }
+
+/// The worked example of docs/FORMAT.md ("Computing a slot"), number by number.
+#[test]
+fn the_worked_example_of_the_format_page() {
+    let rules = Rules::standard();
+    let idx = Index::standard();
+    let game = millbase::Game::parse(rules, "startpos moves d6 d5 a7 c4").unwrap();
+    let pos = game.position();
+    assert_eq!(Sector::of(pos).name(), "2-2-7-7");
+    assert_eq!((pos.own(), pos.opp()), (0x80_0100, 0x41));
+    let c = idx.canon(pos.own());
+    assert_eq!((c.class, c.rep, c.stab), (7, 0x102, 0));
+    let mapped = rules.map(c.sym as usize, pos.opp());
+    assert_eq!(mapped, 0x5_0000);
+    assert_eq!(
+        millbase::index::pext(mapped, rules.all() & !c.rep),
+        0x1_4000
+    );
+    assert_eq!(idx.per_class(2, 2), 231);
+    assert_eq!(idx.index(pos.own(), pos.opp()), 1751);
+    let classes: Vec<u64> = (0..=9).map(|k| idx.classes(k)).collect();
+    assert_eq!(
+        classes,
+        [1, 4, 30, 158, 757, 2830, 8774, 22188, 46879, 82880]
+    );
+}

@@ -53,20 +53,13 @@ pub fn exact_line(rules: &Rules, endgame: &dyn Endgame, pos: &Position, max: usi
     line
 }
 
-/// The databases as a source of exact values: moving-phase positions whose subspace
-/// file is present (and readable) get their stored value; placement positions,
-/// subspaces not built and damaged files give `None`, so the search falls back to
-/// searching there.
+/// The databases as a source of exact values: positions of either phase whose
+/// sector files are present (and readable) get their stored value; sectors not built
+/// and damaged files give `None`, so the search falls back to searching there.
 impl Endgame for crate::probe::Tablebase {
     fn probe(&self, pos: &Position) -> Option<Value> {
-        if pos.phase() != crate::position::Phase::Moving {
-            return None;
-        }
-        // Without a removal pending a position lies in one subspace: skip the error
-        // (which names the missing file) when it is absent. A pending removal is
-        // valued through its successors, which may lie elsewhere.
-        let (k, l) = (pos.own().count_ones(), pos.opp().count_ones());
-        if !pos.pending_removal && k >= 3 && l >= 3 && !self.has(k, l) {
+        // Skip the error (which names the missing file) when a file is absent.
+        if pos.material(pos.to_move) >= 3 && !self.covers(pos) {
             return None;
         }
         crate::probe::Tablebase::probe(self, pos).ok()
