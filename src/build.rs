@@ -593,7 +593,8 @@ fn check_need(what: &str, need: u64) -> Result<(), BuildError> {
     }
 }
 
-/// Progress bars: one overall (weighted by positions, so its ETA is honest), one per pair.
+/// Progress bars: one overall (weighted by the work per position of each phase, so its
+/// ETA is honest), one per pair or sector.
 struct Bars {
     multi: MultiProgress,
     overall: ProgressBar,
@@ -609,13 +610,13 @@ impl Bars {
         let total: u64 = pairs
             .iter()
             .flat_map(|&p| subspaces(p))
-            .map(|(a, b)| idx.size(a, b))
+            .map(|(a, b)| idx.size(a, b) * MOVING_WEIGHT)
             .sum::<u64>()
             + sectors.iter().map(|&s| sector_work(idx, s)).sum::<u64>();
         let overall = multi.add(ProgressBar::new(total));
         overall.set_style(
             ProgressStyle::with_template(
-                "{prefix:>8} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} positions, ETA {eta_precise}",
+                "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {eta_precise}",
             )
             .expect("valid template"),
         );
@@ -637,13 +638,13 @@ impl Bars {
 
     fn skip(&self, (k, l): (u32, u32), slots: u64) {
         self.overall
-            .set_length(self.overall.length().unwrap_or(0) - slots);
+            .set_length(self.overall.length().unwrap_or(0) - slots * MOVING_WEIGHT);
         self.overall
             .println(format!("{k}-{l}: finished earlier, checked, skipped"));
     }
 
     fn done(&self, (k, l): (u32, u32), slots: u64) {
-        self.overall.inc(slots);
+        self.overall.inc(slots * MOVING_WEIGHT);
         self.overall.println(format!(
             "{k}-{l}: done, {slots} positions, {:.0} s so far",
             self.overall.elapsed().as_secs_f64()
@@ -686,10 +687,14 @@ impl Bars {
     }
 }
 
-/// How much more a placement slot costs to solve than a moving-phase slot, so that
-/// the overall bar (counted in moving-phase slot equivalents) gives an honest ETA
-/// across both phases. Measured on the standard game: see the README's benchmarks.
-const PLACEMENT_WEIGHT: u64 = 1;
+/// The cost of solving one moving-phase slot and one placement slot, in units of the
+/// overall bar, so that its ETA stays honest across both phases. Measured: large
+/// moving-phase pairs solve about 1.15 M slots/s per thread, placement sectors about
+/// 2 M/s (see the README's benchmarks), so a placement slot costs about 3/5 of a
+/// moving-phase slot.
+const MOVING_WEIGHT: u64 = 5;
+/// See [`MOVING_WEIGHT`].
+const PLACEMENT_WEIGHT: u64 = 3;
 
 /// The work of a placement sector in moving-phase slot equivalents.
 fn sector_work(idx: &Index, s: Sector) -> u64 {

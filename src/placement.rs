@@ -36,7 +36,7 @@ pub struct Children<'a> {
 
 /// Positions whose children are looked up together, so that the look-ups (cache
 /// misses into the child sectors) overlap.
-const BATCH: usize = 32;
+const BATCH: usize = 16;
 
 /// The best value over children codes, for the side that plays into them: the
 /// fastest win over lost children, else a draw if any child is drawn, else the
@@ -201,10 +201,11 @@ fn solve_class(
     }
     // Counts per class: canonical slots only.
     packed = first_subset(l);
+    let rep_canon = idx.canon(rep);
     for (at, &code) in out.iter().enumerate() {
         let canonical = stab == 0 || {
             let opp = pdep(packed, free);
-            idx.index(rep, opp) == class * per + at as u64
+            idx.slot(&rep_canon, opp) == class * per + at as u64
         };
         if at + 1 < out.len() {
             packed = next_subset(packed);
