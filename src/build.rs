@@ -2,7 +2,9 @@
 //! finished, checking memory first, writing files and the manifest.
 
 use crate::fen::{self, Counters};
-use crate::format::{self, Expect, FormatError, SubspaceFile, SubspaceMeta};
+use crate::format::{
+    self, Expect, FormatError, Header, SubspaceFile, SubspaceMeta, WriteOptions, depth_encoding_for,
+};
 use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
@@ -158,10 +160,130 @@ pub fn subspaces((k, l): (u32, u32)) -> Vec<(u32, u32)> {
 
 /// Opens the finished file of subspace `k-l`, checking header and checksums.
 pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
-    let expect = Expect::exact(idx.rules().fingerprint(), k, l, idx.size(k, l));
-    let file = SubspaceFile::open(&db.join(file_name(k, l)), &expect)?;
+    let file = open_finished(db, idx, k, l)?;
     file.verify_checksums()?;
     Ok(file)
+}
+
+/// Opens the file of subspace `k-l` and checks that its header is the one this
+/// program writes for that subspace (see [`foreign_header`]); block data and its
+/// checksums are not read.
+pub fn open_finished(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    let expect = Expect::exact(idx.rules().fingerprint(), k, l, idx.size(k, l));
+    let file = SubspaceFile::open(&db.join(file_name(k, l)), &expect)?;
+    if let Some(what) = foreign_header(idx, file.header(), k, l) {
+        return Err(FormatError::Mismatch {
+            path: file.path().to_path_buf(),
+            what,
+        });
+    }
+    Ok(file)
+}
+
+/// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
+/// subspace, index size, section encodings and block sizes, counts), or `None` if it
+/// is. Checksums that match prove only that the bytes are the ones written, not that
+/// this program wrote them: a finished file must pass this too.
+pub fn foreign_header(idx: &Index, h: &Header, k: u32, l: u32) -> Option<String> {
+    let rules = idx.rules();
+    let opts = WriteOptions::default();
+    let size = idx.size(k, l);
+    if h.fingerprint != rules.fingerprint() || h.variant != rules.name {
+        return Some(format!(
+            "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
+            h.variant,
+            h.fingerprint,
+            rules.name,
+            rules.fingerprint()
+        ));
+    }
+    if (h.k, h.l) != (k, l) {
+        return Some(format!("holds subspace {}-{}, expected {k}-{l}", h.k, h.l));
+    }
+    if h.size != size {
+        return Some(format!("has {} slots, the index has {size}", h.size));
+    }
+    let depth = depth_encoding_for(h.max_distance);
+    if h.wdl.encoding != opts.wdl_encoding || h.depth.encoding != depth {
+        return Some(format!(
+            "sections encoded {} and {}, this program writes {} and {}",
+            h.wdl.encoding.name(),
+            h.depth.encoding.name(),
+            opts.wdl_encoding.name(),
+            depth.name()
+        ));
+    }
+    if (h.wdl.block_slots, h.depth.block_slots) != (opts.wdl_block, opts.depth_block) {
+        return Some(format!(
+            "blocks of {} and {} slots, this program writes {} and {}",
+            h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
+        ));
+    }
+    let counted = h.wins.checked_add(h.losses)?.checked_add(h.draws);
+    if counted.is_none_or(|c| c == 0 || c > size) {
+        return Some(format!(
+            "counts {} wins, {} losses, {} draws for {size} slots",
+            h.wins, h.losses, h.draws
+        ));
+    }
+    None
+}
+
+/// Every subspace `k-l` whose file exists in `db`, with the file opened by
+/// [`open_finished`] (or why it could not be).
+pub fn existing_files(
+    db: &Path,
+    idx: &Index,
+) -> Vec<((u32, u32), Result<SubspaceFile, FormatError>)> {
+    let max = idx.rules().stones as u32;
+    let mut out = Vec::new();
+    for k in 3..=max {
+        for l in 3..=max {
+            if std::fs::symlink_metadata(db.join(file_name(k, l))).is_ok() {
+                out.push(((k, l), open_finished(db, idx, k, l)));
+            }
+        }
+    }
+    out.sort_by_key(|&((k, l), _)| (k + l, k, l));
+    out
+}
+
+/// Rebuilds `manifest.json` from the headers of the finished files in `db`: the
+/// manifest is derived data, so a missing, damaged or stale one is replaced. An
+/// entry whose checksum matches its file's header is kept as it is (with its build
+/// time and examples); other entries are made from the header, and entries without
+/// a finished file go.
+pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
+    let rules = idx.rules();
+    let old = Manifest::load_or_new(db, rules)
+        .unwrap_or_else(|_| Manifest::new(rules.name, rules.fingerprint()));
+    let mut fresh = Manifest::new(rules.name, rules.fingerprint());
+    for ((k, l), file) in existing_files(db, idx) {
+        let Ok(file) = file else { continue };
+        let mut entry = Entry::from_header(file.header());
+        if let Some(e) = old.get(k, l).filter(|e| e.checksum == entry.checksum) {
+            // What the header does not hold: the build time and the examples (kept
+            // only if they are positions of this subspace).
+            entry.build_seconds = e.build_seconds;
+            entry.positions_per_second = e.positions_per_second;
+            let of_subspace = |fen: &Option<String>| {
+                fen.clone().filter(|f| {
+                    fen::parse(rules, f)
+                        .is_ok_and(|(p, _)| (p.own().count_ones(), p.opp().count_ones()) == (k, l))
+                })
+            };
+            entry.longest_win_example = of_subspace(&e.longest_win_example);
+            entry.longest_loss_example = of_subspace(&e.longest_loss_example);
+        }
+        fresh.upsert(entry);
+    }
+    let on_disk = Manifest::load(db).ok().flatten();
+    if on_disk.as_ref() != Some(&fresh) {
+        fresh
+            .save(db)
+            .map_err(|e| BuildError::Manifest(e.to_string()))?;
+    }
+    Ok(fresh)
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
@@ -215,6 +337,7 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
         reports.push(report);
     }
     bars.finish();
+    sync_manifest(&opts.db, idx)?;
     Ok(reports)
 }
 

@@ -787,7 +787,17 @@ struct Saved {
 impl Saved {
     /// Reads `path`; no file means no saved values.
     fn load(path: &Path, fingerprint: u64) -> Result<Saved, OpeningError> {
-        let bytes = match std::fs::read(path) {
+        let read = |path: &Path| -> std::io::Result<Vec<u8>> {
+            let mut file = match crate::format::open_regular(path) {
+                Ok(f) => f,
+                Err(FormatError::Io { source, .. }) => return Err(source),
+                Err(e) => return Err(std::io::Error::other(e.to_string())),
+            };
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok(bytes)
+        };
+        let bytes = match read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::default()),
             Err(e) => {

@@ -73,6 +73,28 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     if a.check {
         file.verify_checksums()?;
         println!("checksums      ok");
+        let idx = millbase::index::Index::standard();
+        let valid = |n: u32| (3..=rules.stones as u32).contains(&n);
+        if !valid(h.k) || !valid(h.l) {
+            anyhow::bail!(
+                "{}: subspace {}-{} does not exist under the standard rules: this file was not written by this program",
+                a.file.display(),
+                h.k,
+                h.l
+            );
+        }
+        if let Some(why) = millbase::build::foreign_header(idx, h, h.k, h.l) {
+            anyhow::bail!(
+                "{}: the checksums match but the header is not the one this program writes for {}-{}: {why}; delete it and run `millbase build`",
+                a.file.display(),
+                h.k,
+                h.l
+            );
+        }
+        println!(
+            "header         as this program writes it for {}-{}",
+            h.k, h.l
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
