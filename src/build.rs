@@ -368,6 +368,7 @@ fn build_pair(
         bar.set_message(stage.to_string());
         bar.set_position((frac * 1000.0) as u64);
     });
+    test_abort(&format!("solved:{k}-{l}"));
     bar.set_message("writing");
     let solve_seconds = start.elapsed().as_secs_f64();
     let mut report = PairReport {
@@ -383,6 +384,7 @@ fn build_pair(
     for s in &solved {
         let meta = meta(idx, s);
         let written = format::write_subspace(&db.join(file_name(s.k, s.l)), &meta, &s.codes)?;
+        test_abort(&format!("written:{}-{}", s.k, s.l));
         report.bytes += written.bytes;
         report.wdl_bytes += written.wdl_bytes;
         report.depth_bytes += written.depth_bytes;
@@ -412,6 +414,17 @@ fn build_pair(
     report.seconds = start.elapsed().as_secs_f64();
     report.peak_rss = crate::memory::peak_rss();
     Ok(report)
+}
+
+/// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:
+/// no clean-up) when the build reaches `STAGE`: `solved:K-L` after solving the pair
+/// K-L, before anything is written; `written:K-L` right after the file of subspace
+/// K-L got its final name (for `K != L` that is mid-pair, before its twin).
+fn test_abort(stage: &str) {
+    if std::env::var_os("MILLBASE_TEST_ABORT_AFTER").is_some_and(|v| v == stage) {
+        eprintln!("MILLBASE_TEST_ABORT_AFTER: aborting after {stage}");
+        std::process::abort();
+    }
 }
 
 fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
