@@ -219,7 +219,10 @@ pub fn foreign_header(idx: &Index, h: &Header, k: u32, l: u32) -> Option<String>
             h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
         ));
     }
-    let counted = h.wins.checked_add(h.losses)?.checked_add(h.draws);
+    let counted = h
+        .wins
+        .checked_add(h.losses)
+        .and_then(|c| c.checked_add(h.draws));
     if counted.is_none_or(|c| c == 0 || c > size) {
         return Some(format!(
             "counts {} wins, {} losses, {} draws for {size} slots",

@@ -54,7 +54,7 @@ pub enum FenError {
     Extension(String),
     /// A side has fewer than three stones: the game is over.
     #[error(
-        "FEN field {field} ({side} on board) and its hand give {side} {total} stones: a side with fewer than 3 has lost, so this is no position to play; give each side at least 3"
+        "FEN field {field} ({side} on board) and its hand give {side} {total} stones: a side with fewer than 3 has lost, so only a finished game (phase o, no removal pending) may show it; give each side at least 3"
     )]
     Material {
         /// The side.
@@ -182,7 +182,7 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         pending_removal,
     };
     pos.validate(rules)?;
-    check_material(&pos)?;
+    check_material(&pos, f[2] == "o")?;
     let phase = phase_char(rules, &pos);
     if f[2] != phase.to_string() && !(f[2] == "m" && phase == 'o') {
         let expected = match phase {
@@ -204,8 +204,13 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
 }
 
 /// A side with fewer than three stones (on the board and in hand) has lost: such a
-/// position is the end of a game, not one to play or probe.
-fn check_material(pos: &Position) -> Result<(), FenError> {
+/// position is the end of a game, accepted only when the phase field says so (`o`,
+/// as a finished game is written) and no removal is pending (a side that has lost
+/// closes no mill, and one with two stones left has already lost).
+fn check_material(pos: &Position, over: bool) -> Result<(), FenError> {
+    if over && !pos.pending_removal {
+        return Ok(());
+    }
     for (side, field) in [(Color::White, 5), (Color::Black, 7)] {
         let total = pos.material(side);
         if total < 3 {
