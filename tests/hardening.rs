@@ -180,7 +180,8 @@ fn edit_header(path: &Path, edit: impl FnOnce(&mut [u8])) {
 
 #[test]
 fn edited_headers_are_rebuilt_not_skipped() {
-    let edits: [(&str, fn(&mut [u8])); 4] = [
+    type Edit = (&'static str, fn(&mut [u8]));
+    let edits: [Edit; 4] = [
         // WDL section encoding Trits5 -> Bits2.
         ("encoding", |h| {
             h[104 + 4..104 + 8].copy_from_slice(&2u32.to_le_bytes())
