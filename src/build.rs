@@ -2,7 +2,9 @@
 //! finished, checking memory first, writing files and the manifest.
 
 use crate::fen::{self, Counters};
-use crate::format::{self, Expect, FormatError, SubspaceFile, SubspaceMeta};
+use crate::format::{
+    self, Expect, FormatError, Header, SubspaceFile, SubspaceMeta, WriteOptions, depth_encoding_for,
+};
 use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
@@ -223,11 +225,150 @@ pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFi
 
 /// Opens the finished file of a sector (either phase), checking header and checksums.
 pub fn open_sector(db: &Path, idx: &Index, s: Sector) -> Result<SubspaceFile, FormatError> {
+    let file = open_finished_sector(db, idx, s)?;
+    file.verify_checksums()?;
+    Ok(file)
+}
+
+/// Opens the file of subspace `k-l` and checks that its header is the one this
+/// program writes for that subspace (see [`foreign_header`]); block data and its
+/// checksums are not read.
+pub fn open_finished(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    open_finished_sector(db, idx, Sector::moving(k as u8, l as u8))
+}
+
+/// [`open_finished`] for a sector of either phase.
+pub fn open_finished_sector(
+    db: &Path,
+    idx: &Index,
+    s: Sector,
+) -> Result<SubspaceFile, FormatError> {
     let (k, l) = s.counts();
     let expect = Expect::sector(idx.rules().fingerprint(), s, idx.size(k, l));
     let file = SubspaceFile::open(&db.join(s.file_name()), &expect)?;
-    file.verify_checksums()?;
+    if let Some(what) = foreign_header(idx, file.header(), s) {
+        return Err(FormatError::Mismatch {
+            path: file.path().to_path_buf(),
+            what,
+        });
+    }
     Ok(file)
+}
+
+/// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
+/// subspace, index size, section encodings and block sizes, counts), or `None` if it
+/// is. Checksums that match prove only that the bytes are the ones written, not that
+/// this program wrote them: a finished file must pass this too.
+pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
+    let (k, l) = s.counts();
+    let rules = idx.rules();
+    let opts = WriteOptions::default();
+    let size = idx.size(k, l);
+    if h.fingerprint != rules.fingerprint() || h.variant != rules.name {
+        return Some(format!(
+            "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
+            h.variant,
+            h.fingerprint,
+            rules.name,
+            rules.fingerprint()
+        ));
+    }
+    if (h.k, h.l, h.hands) != (k, l, [s.hk, s.hl]) {
+        let found = Sector {
+            k: h.k as u8,
+            l: h.l as u8,
+            hk: h.hands[0],
+            hl: h.hands[1],
+        };
+        return Some(format!("holds {found}, expected {s}"));
+    }
+    if h.size != size {
+        return Some(format!("has {} slots, the index has {size}", h.size));
+    }
+    let depth = depth_encoding_for(h.max_distance);
+    if h.wdl.encoding != opts.wdl_encoding || h.depth.encoding != depth {
+        return Some(format!(
+            "sections encoded {} and {}, this program writes {} and {}",
+            h.wdl.encoding.name(),
+            h.depth.encoding.name(),
+            opts.wdl_encoding.name(),
+            depth.name()
+        ));
+    }
+    if (h.wdl.block_slots, h.depth.block_slots) != (opts.wdl_block, opts.depth_block) {
+        return Some(format!(
+            "blocks of {} and {} slots, this program writes {} and {}",
+            h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
+        ));
+    }
+    let counted = h
+        .wins
+        .checked_add(h.losses)
+        .and_then(|c| c.checked_add(h.draws));
+    if counted.is_none_or(|c| c == 0 || c > size) {
+        return Some(format!(
+            "counts {} wins, {} losses, {} draws for {size} slots",
+            h.wins, h.losses, h.draws
+        ));
+    }
+    None
+}
+
+/// Every sector (moving-phase subspaces by stones, then placement sectors from the
+/// last ply back) whose file exists in `db`, with the file opened by
+/// [`open_finished_sector`] (or why it could not be).
+pub fn existing_files(db: &Path, idx: &Index) -> Vec<(Sector, Result<SubspaceFile, FormatError>)> {
+    let rules = idx.rules();
+    let max = rules.stones;
+    let mut moving: Vec<Sector> = (3..=max)
+        .flat_map(|k| (3..=max).map(move |l| Sector::moving(k, l)))
+        .collect();
+    moving.sort_by_key(|s| (s.k + s.l, s.k, s.l));
+    moving
+        .into_iter()
+        .chain(Sector::placement_sectors(rules))
+        .filter(|s| std::fs::symlink_metadata(db.join(s.file_name())).is_ok())
+        .map(|s| (s, open_finished_sector(db, idx, s)))
+        .collect()
+}
+
+/// Rebuilds `manifest.json` from the headers of the finished files in `db`: the
+/// manifest is derived data, so a missing, damaged or stale one is replaced. An
+/// entry whose checksum matches its file's header is kept as it is (with its build
+/// time and examples); other entries are made from the header, and entries without
+/// a finished file go.
+pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
+    let rules = idx.rules();
+    let old = Manifest::load_or_new(db, rules)
+        .unwrap_or_else(|_| Manifest::new(rules.name, rules.fingerprint()));
+    let mut fresh = Manifest::new(rules.name, rules.fingerprint());
+    for (sector, file) in existing_files(db, idx) {
+        let Ok(file) = file else { continue };
+        let mut entry = Entry::from_header(file.header());
+        if let Some(e) = old
+            .get_sector(sector)
+            .filter(|e| e.checksum == entry.checksum)
+        {
+            // What the header does not hold: the build time and the examples (kept
+            // only if they are positions of this subspace).
+            entry.build_seconds = e.build_seconds;
+            entry.positions_per_second = e.positions_per_second;
+            let of_subspace = |fen: &Option<String>| {
+                fen.clone()
+                    .filter(|f| fen::parse(rules, f).is_ok_and(|(p, _)| Sector::of(&p) == sector))
+            };
+            entry.longest_win_example = of_subspace(&e.longest_win_example);
+            entry.longest_loss_example = of_subspace(&e.longest_loss_example);
+        }
+        fresh.upsert(entry);
+    }
+    let on_disk = Manifest::load(db).ok().flatten();
+    if on_disk.as_ref() != Some(&fresh) {
+        fresh
+            .save(db)
+            .map_err(|e| BuildError::Manifest(e.to_string()))?;
+    }
+    Ok(fresh)
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
@@ -296,6 +437,7 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
         }
     }
     bars.finish();
+    sync_manifest(&opts.db, idx)?;
     Ok(reports)
 }
 
@@ -495,6 +637,7 @@ fn build_pair(
         bar.set_message(stage.to_string());
         bar.set_position((frac * 1000.0) as u64);
     });
+    test_abort(&format!("solved:{k}-{l}"));
     bar.set_message("writing");
     let solve_seconds = start.elapsed().as_secs_f64();
     let mut report = PairReport {
@@ -504,6 +647,7 @@ fn build_pair(
     for s in &solved {
         let meta = meta(idx, s);
         let written = format::write_subspace(&db.join(file_name(s.k, s.l)), &meta, &s.codes)?;
+        test_abort(&format!("written:{}-{}", s.k, s.l));
         report.bytes += written.bytes;
         report.wdl_bytes += written.wdl_bytes;
         report.depth_bytes += written.depth_bytes;
@@ -533,6 +677,17 @@ fn build_pair(
     report.seconds = start.elapsed().as_secs_f64();
     report.peak_rss = crate::memory::peak_rss();
     Ok(report)
+}
+
+/// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:
+/// no clean-up) when the build reaches `STAGE`: `solved:K-L` after solving the pair
+/// K-L, before anything is written; `written:K-L` right after the file of subspace
+/// K-L got its final name (for `K != L` that is mid-pair, before its twin).
+fn test_abort(stage: &str) {
+    if std::env::var_os("MILLBASE_TEST_ABORT_AFTER").is_some_and(|v| v == stage) {
+        eprintln!("MILLBASE_TEST_ABORT_AFTER: aborting after {stage}");
+        std::process::abort();
+    }
 }
 
 fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {

@@ -47,16 +47,39 @@ pub enum FenError {
         /// The count on the board.
         seen: u32,
     },
-    /// Text after the 17 fields that is not an extension token (`name:value`).
-    #[error("'{0}' after the 17 FEN fields is not an extension token such as ids:nodes")]
+    /// Text after the 17 fields that is not a known extension token.
+    #[error(
+        "'{0}' after the 17 FEN fields is not a known extension token (the only one is ids:nodes)"
+    )]
     Extension(String),
+    /// A side has fewer than three stones: the game is over.
+    #[error(
+        "FEN field {field} ({side} on board) and its hand give {side} {total} stones: a side with fewer than 3 has lost, so only a finished game (phase o, no removal pending) may show it; give each side at least 3"
+    )]
+    Material {
+        /// The side.
+        side: &'static str,
+        /// The FEN field of its count on the board.
+        field: usize,
+        /// Its stones on the board and in hand.
+        total: u32,
+    },
     /// The position cannot occur.
     #[error("impossible position: {0}")]
-    Impossible(#[from] PositionError),
+    Impossible(PositionError),
+}
+
+impl From<PositionError> for FenError {
+    fn from(e: PositionError) -> FenError {
+        FenError::Impossible(e)
+    }
 }
 
 /// Number of fields of a FEN, without extension tokens.
 pub const FIELDS: usize = 17;
+
+/// The extension tokens a FEN may carry after its 17 fields.
+pub const EXTENSIONS: [&str; 1] = ["ids:nodes"];
 
 /// Reads a FEN (17 fields, optional extension tokens such as `ids:nodes`).
 pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError> {
@@ -64,7 +87,7 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
     if f.len() < FIELDS {
         return Err(FenError::Fields(f.len()));
     }
-    if let Some(extra) = f[FIELDS..].iter().find(|t| !t.contains(':')) {
+    if let Some(extra) = f[FIELDS..].iter().find(|t| !EXTENSIONS.contains(t)) {
         return Err(FenError::Extension(extra.to_string()));
     }
     let board = parse_board(rules, f[0])?;
@@ -116,8 +139,14 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         small(9, "white removals pending")?,
         small(10, "black removals pending")?,
     ];
-    if pend.iter().any(|&p| p > 1) {
-        return Err(bad(9, "removals pending", "0 or 1 under standard rules"));
+    for (i, &p) in pend.iter().enumerate() {
+        if p > 1 {
+            return Err(bad(
+                9 + i,
+                "removals pending",
+                "0 or 1 under standard rules",
+            ));
+        }
     }
     if pending_removal != (pend[to_move.index()] == 1) || pend[to_move.other().index()] != 0 {
         return Err(bad(
@@ -126,8 +155,18 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
             "'r' exactly when the side to move has one removal pending",
         ));
     }
-    for i in 11..=15 {
-        num(i, "last mill or mill mask")?;
+    for (i, name) in [
+        (11, "white's last mill from"),
+        (12, "white's last mill to"),
+        (13, "black's last mill from"),
+        (14, "black's last mill to"),
+    ] {
+        if !(-1..rules.points() as i64).contains(&num(i, name)?) {
+            return Err(bad(i, name, "a point number from 0 to 23, or -1 for none"));
+        }
+    }
+    if num(15, "formed-mills mask")? != 0 {
+        return Err(bad(15, "formed-mills mask", "0 under standard rules"));
     }
     let counter = |i: usize, name: &'static str| -> Result<u32, FenError> {
         u32::try_from(num(i, name)?).map_err(|_| bad(i, name, "a count of 0 or more"))
@@ -143,7 +182,68 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         pending_removal,
     };
     pos.validate(rules)?;
+    check_material(&pos, f[2] == "o")?;
+    let phase = phase_char(rules, &pos);
+    if f[2] != phase.to_string() && !(f[2] == "m" && phase == 'o') {
+        let expected = match phase {
+            'p' => "p: stones are still in hand, so the placement phase",
+            'm' => "m: no stones in hand, so the moving phase",
+            _ => "o: the side to move has no legal ply, so the game is over",
+        };
+        return Err(bad(3, "phase", expected));
+    }
+    if f[3] != action_char(&pos).to_string() {
+        let expected = match action_char(&pos) {
+            'r' => "r: a removal is pending",
+            'p' => "p: the side to move has stones in hand and places",
+            _ => "s: the side to move has no stones in hand and moves",
+        };
+        return Err(bad(4, "action", expected));
+    }
     Ok((pos, counters))
+}
+
+/// A side with fewer than three stones (on the board and in hand) has lost: such a
+/// position is the end of a game, accepted only when the phase field says so (`o`,
+/// as a finished game is written) and no removal is pending (a side that has lost
+/// closes no mill, and one with two stones left has already lost).
+fn check_material(pos: &Position, over: bool) -> Result<(), FenError> {
+    if over && !pos.pending_removal {
+        return Ok(());
+    }
+    for (side, field) in [(Color::White, 5), (Color::Black, 7)] {
+        let total = pos.material(side);
+        if total < 3 {
+            return Err(FenError::Material {
+                side: side.name(),
+                field,
+                total,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The phase field of a position: `p`, `m` or `o` (game over).
+fn phase_char(rules: &Rules, pos: &Position) -> char {
+    if pos.is_over(rules) {
+        'o'
+    } else if pos.phase() == Phase::Placement {
+        'p'
+    } else {
+        'm'
+    }
+}
+
+/// The action field of a position: `r` remove, `p` place, `s` select (move).
+fn action_char(pos: &Position) -> char {
+    if pos.pending_removal {
+        'r'
+    } else if pos.hand[pos.to_move.index()] > 0 {
+        'p'
+    } else {
+        's'
+    }
 }
 
 fn parse_board(rules: &Rules, field: &str) -> Result<[u32; 2], FenError> {
@@ -179,20 +279,8 @@ pub fn format(rules: &Rules, pos: &Position, counters: Counters) -> String {
             '*'
         });
     }
-    let phase = if pos.is_over(rules) {
-        'o'
-    } else if pos.phase() == Phase::Placement {
-        'p'
-    } else {
-        'm'
-    };
-    let action = if pos.pending_removal {
-        'r'
-    } else if pos.hand[pos.to_move.index()] > 0 {
-        'p'
-    } else {
-        's'
-    };
+    let phase = phase_char(rules, pos);
+    let action = action_char(pos);
     let pending = |c: Color| u8::from(pos.pending_removal && pos.to_move == c);
     format!(
         "{board} {} {phase} {action} {} {} {} {} {} {} -1 -1 -1 -1 0 {} {} ids:nodes",

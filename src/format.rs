@@ -209,6 +209,17 @@ pub enum FormatError {
         /// What is wrong.
         what: String,
     },
+    /// The path names a directory, FIFO, device or socket, not a regular file.
+    #[error(
+        "{}: is a {kind}, not a regular file; a database file must be a regular file: move it away and run `millbase build`",
+        path.display()
+    )]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead (`directory`, `FIFO`, ...).
+        kind: &'static str,
+    },
     /// A slot index beyond the subspace (a caller bug, not a file problem).
     #[error("slot {idx} out of range: the subspace has {size} slots")]
     OutOfRange {
@@ -225,6 +236,52 @@ pub enum FormatError {
         /// What is inconsistent.
         what: String,
     },
+}
+
+/// Opens `path` for reading, refusing anything that is not a regular file. A FIFO is
+/// opened without blocking (so a FIFO without a writer cannot hang the program) and
+/// then refused like a directory or a device.
+pub fn open_regular(path: &Path) -> Result<File, FormatError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| FormatError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| FormatError::io(path, e))?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let kind = if kind.is_dir() {
+        "directory"
+    } else {
+        file_kind(&kind)
+    };
+    Err(FormatError::NotAFile {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+fn file_kind(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    let _ = kind;
+    "special file"
 }
 
 impl FormatError {
@@ -287,6 +344,15 @@ impl Default for WriteOptions {
             depth_level: 9,
             wdl_encoding: Encoding::Trits5,
         }
+    }
+}
+
+/// The depth section's encoding the writer chooses for a largest distance.
+pub fn depth_encoding_for(max_distance: u16) -> Encoding {
+    if max_distance / 2 <= u8::MAX as u16 {
+        Encoding::HalfU8
+    } else {
+        Encoding::HalfU16
     }
 }
 
@@ -643,11 +709,7 @@ fn encode_subspace(
         ));
     }
     let max_distance = win.max(loss);
-    let depth_encoding = if max_distance / 2 <= u8::MAX as u16 {
-        Encoding::HalfU8
-    } else {
-        Encoding::HalfU16
-    };
+    let depth_encoding = depth_encoding_for(max_distance);
 
     let wdl_blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
         pack_wdl(c, opts.wdl_encoding, out)
@@ -1141,10 +1203,11 @@ impl SubspaceFile {
     /// Opens and maps a file, checking magic, version, header checksum, the
     /// expectations, section bounds and block tables. Blocks are checked when read.
     pub fn open(path: &Path, expect: &Expect) -> Result<SubspaceFile, FormatError> {
-        let file = File::open(path).map_err(|e| FormatError::io(path, e))?;
+        let mut file = open_regular(path)?;
         let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
         if file_len < HEADER_LEN as u64 {
-            let bytes = fs::read(path).map_err(|e| FormatError::io(path, e))?;
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| FormatError::io(path, e))?;
             parse_header(path, &bytes, file_len)?;
             // The file grew since its length was read: it is being written.
             return Err(FormatError::Truncated {

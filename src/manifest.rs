@@ -9,7 +9,6 @@ use crate::format::{FormatError, Header, SubspaceMeta, WriteReport, write_atomic
 use crate::rules::Rules;
 use crate::sector::Sector;
 use serde::{Deserialize, Serialize};
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -30,6 +29,22 @@ pub fn subspace_name(k: u32, l: u32) -> String {
 pub fn parse_subspace(name: &str) -> Option<(u32, u32)> {
     let (k, l) = name.split_once('-')?;
     Some((k.parse().ok()?, l.parse().ok()?))
+}
+
+/// The bytes of `path`, refusing anything but a regular file (a FIFO would block).
+fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    match crate::format::open_regular(path) {
+        Ok(mut f) => {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut f, &mut bytes)?;
+            Ok(bytes)
+        }
+        Err(FormatError::Io { source, .. }) => Err(source),
+        Err(FormatError::NotAFile { kind, .. }) => Err(io::Error::other(format!(
+            "is a {kind}, not a regular file: move it away"
+        ))),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
 }
 
 /// Why the manifest could not be read or written.
@@ -237,12 +252,13 @@ impl Manifest {
     /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
     pub fn load(dir: &Path) -> Result<Option<Manifest>, ManifestError> {
         let path = Manifest::path(dir);
-        let text = match fs::read_to_string(&path) {
+        let text = match read_regular(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(ManifestError::Io { path, source }),
         };
-        serde_json::from_str(&text)
+        // Bytes that are not UTF-8 are a damaged manifest like any other bad JSON.
+        serde_json::from_slice(&text)
             .map(Some)
             .map_err(|source| ManifestError::Json { path, source })
     }
@@ -265,7 +281,12 @@ impl Manifest {
 
     /// The entry of subspace `k-l`.
     pub fn get(&self, k: u32, l: u32) -> Option<&Entry> {
-        let name = subspace_name(k, l);
+        self.get_sector(Sector::moving(k as u8, l as u8))
+    }
+
+    /// The entry of a sector (either phase).
+    pub fn get_sector(&self, s: Sector) -> Option<&Entry> {
+        let name = s.name();
         self.subspaces.iter().find(|e| e.name == name)
     }
 
@@ -308,6 +329,7 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn entry(k: u32, l: u32, bytes: u64) -> Entry {
         Entry {

@@ -97,6 +97,9 @@ pub fn parse_ply(rules: &Rules, pos: &Position, text: &str) -> Result<Ply, PlyEr
             )
         )));
     }
+    if let Some(why) = occupied_hint(rules, pos, ply) {
+        return Err(illegal(why));
+    }
     let hint = if pos.pending_removal {
         ": a removal is pending; write xPOINT for a removable opponent stone"
     } else if pos.hand[pos.to_move.index()] > 0 {
@@ -105,6 +108,48 @@ pub fn parse_ply(rules: &Rules, pos: &Position, text: &str) -> Result<Ply, PlyEr
         ": the side to move must move one of its stones to an empty point (adjacent unless it may fly)"
     };
     Err(illegal(hint.to_string()))
+}
+
+/// Why a placement or move onto an occupied point, or from a point without one's own
+/// stone, is illegal: names the point and who stands there.
+fn occupied_hint(rules: &Rules, pos: &Position, ply: Ply) -> Option<String> {
+    if pos.pending_removal || ply.to == NONE {
+        return None;
+    }
+    let me = pos.to_move.index();
+    let who = |p: u8| {
+        if pos.board[me] >> p & 1 == 1 {
+            Some("your own stone")
+        } else if pos.board[1 - me] >> p & 1 == 1 {
+            Some("an opponent stone")
+        } else {
+            None
+        }
+    };
+    let placing = pos.hand[me] > 0;
+    if placing && ply.from == NONE {
+        return who(ply.to).map(|w| {
+            format!(
+                ": {} is occupied by {w}; place on an empty point",
+                rules.name(ply.to)
+            )
+        });
+    }
+    if !placing && ply.from != NONE {
+        if pos.board[me] >> ply.from & 1 == 0 {
+            return Some(format!(
+                ": {} holds no stone of the side to move",
+                rules.name(ply.from)
+            ));
+        }
+        return who(ply.to).map(|w| {
+            format!(
+                ": {} is occupied by {w}; move to an empty point",
+                rules.name(ply.to)
+            )
+        });
+    }
+    None
 }
 
 #[cfg(test)]

@@ -149,7 +149,9 @@ pub struct Opening<'a> {
     tb: &'a Tablebase,
     rules: &'static Rules,
     saved: Saved,
-    table: Table,
+    /// The transposition table, allocated when a search first needs it (a probe of
+    /// a moving-phase position or of a saved value never does).
+    table: Option<Table>,
     /// What the table's entries assumed about missing leaves.
     table_mode: MissingAs,
     /// Whether a missing leaf has been valued by assumption since the last clear.
@@ -171,7 +173,7 @@ impl<'a> Opening<'a> {
             tb,
             rules,
             saved,
-            table: Table::new(options.table_mib),
+            table: None,
             table_mode: MissingAs::Error,
             table_assumed: false,
             inverse,
@@ -268,7 +270,9 @@ impl<'a> Opening<'a> {
             Vec::new()
         } else {
             self.table
-                .exact_entries(|key| ply_of(self.rules, key) <= max_ply)
+                .as_ref()
+                .map(|t| t.exact_entries(|key| ply_of(self.rules, key) <= max_ply))
+                .unwrap_or_default()
         };
         fresh.extend(self.saved.entries.iter().copied());
         fresh.sort_unstable_by_key(|e| e.0);
@@ -297,8 +301,8 @@ impl<'a> Opening<'a> {
     /// Prepares the table for `mode`: entries made under other assumptions go.
     fn use_mode(&mut self, mode: MissingAs) {
         let compatible = self.table_mode == mode || !self.table_assumed;
-        if !compatible {
-            self.table.clear();
+        if !compatible && let Some(table) = &self.table {
+            table.clear();
             self.table_assumed = false;
         }
         self.table_mode = mode;
@@ -307,11 +311,13 @@ impl<'a> Opening<'a> {
     /// One search of a placement position under `mode`.
     fn run(&mut self, pos: &Position, mode: MissingAs) -> Result<RootResult, OpeningError> {
         self.use_mode(mode);
+        let table_mib = self.options.table_mib;
+        let table = &*self.table.get_or_insert_with(|| Table::new(table_mib));
         let search = Search {
             tb: self.tb,
             rules: self.rules,
             saved: &self.saved,
-            table: &self.table,
+            table,
             inverse: &self.inverse,
             mode,
             parallel: self.options.parallel,
@@ -335,7 +341,7 @@ impl<'a> Opening<'a> {
                 remaining: (pos.hand[0] + pos.hand[1]) as u64,
                 ply: search.encode_ply(ply, sym),
             };
-            self.table.put(key, entry);
+            table.put(key, entry);
         }
         Ok(RootResult {
             value: to_value(score, 0),
@@ -717,6 +723,16 @@ impl Entry {
     }
 }
 
+/// Where the check word sits in an entry's data word (the entry uses bits 0..33 and 63).
+const CHECK_SHIFT: u32 = 33;
+/// The check word's 30 bits.
+const CHECK_MASK: u64 = (1 << 30) - 1;
+
+/// The check word of a key: 30 bits of a hash independent of the bucket's.
+fn check_word(key: u64) -> u64 {
+    (key ^ key >> 29).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 34 & CHECK_MASK
+}
+
 /// The transposition table: buckets of two entries, each stored as `key ^ data`
 /// and `data`, so a torn write by two threads is detected and ignored.
 struct Table {
@@ -742,10 +758,21 @@ impl Table {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17 & self.mask) as usize * 2
     }
 
+    /// The key and data of slot `i`. A torn entry (the two words written by two
+    /// threads) yields a key that is not the one either wrote; such a key is caught
+    /// by the check word in the data (bits 33..63, a hash of the key the data was
+    /// written for) and by the bucket it must belong to, and the slot reads as empty.
     fn read(&self, i: usize) -> (u64, u64) {
         let [check, data] = &self.slots[i];
         let data = data.load(Ordering::Relaxed);
-        (check.load(Ordering::Relaxed) ^ data, data)
+        let key = check.load(Ordering::Relaxed) ^ data;
+        if data == 0
+            || data >> CHECK_SHIFT & CHECK_MASK != check_word(key)
+            || self.bucket(key) != i & !1
+        {
+            return (0, 0);
+        }
+        (key, data)
     }
 
     fn get(&self, key: u64) -> Option<Entry> {
@@ -763,7 +790,7 @@ impl Table {
             && k0 != key
             && Entry::unpack(d0).is_some_and(|e| e.remaining > entry.remaining);
         let i = if keep_first { b + 1 } else { b };
-        let data = entry.pack();
+        let data = entry.pack() | check_word(key) << CHECK_SHIFT;
         self.slots[i][1].store(data, Ordering::Relaxed);
         self.slots[i][0].store(key ^ data, Ordering::Relaxed);
     }
@@ -798,7 +825,17 @@ struct Saved {
 impl Saved {
     /// Reads `path`; no file means no saved values.
     fn load(path: &Path, fingerprint: u64) -> Result<Saved, OpeningError> {
-        let bytes = match std::fs::read(path) {
+        let read = |path: &Path| -> std::io::Result<Vec<u8>> {
+            let mut file = match crate::format::open_regular(path) {
+                Ok(f) => f,
+                Err(FormatError::Io { source, .. }) => return Err(source),
+                Err(e) => return Err(std::io::Error::other(e.to_string())),
+            };
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut file, &mut bytes)?;
+            Ok(bytes)
+        };
+        let bytes = match read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Saved::default()),
             Err(e) => {
@@ -955,5 +992,47 @@ mod tests {
         );
         assert!(t.get(124).is_none());
         assert_eq!(t.exact_entries(|_| true), vec![(123, 7)]);
+    }
+
+    /// Two threads writing one slot at once can leave the key word of one entry
+    /// with the data word of the other. Such torn slots must never be read as an
+    /// entry, and above all never be saved to `opening.bin` under a made-up key.
+    #[test]
+    fn torn_entries_are_never_read_or_saved() {
+        let t = Table::new(1);
+        let mut rng = 0x1234_5678_9abc_def0_u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let entry = |code: u64| Entry {
+            code: code as u16,
+            bound: Bound::Exact,
+            remaining: code % 19,
+            ply: (code % 1000) as u16,
+        };
+        for _ in 0..20_000 {
+            // Two writers of one slot, with keys of the shape canonical_key makes.
+            let (ka, kb) = (next() & ((1 << 58) - 1), next() & ((1 << 58) - 1));
+            let (a, b) = (entry(next() % 400), entry(next() % 400));
+            t.clear();
+            t.put(ka, a);
+            let i = t.bucket(ka);
+            let da = t.slots[i][1].load(Ordering::Relaxed);
+            let db = b.pack() | check_word(kb) << CHECK_SHIFT;
+            // The torn slot: a's key word, b's data word (and the reverse).
+            for (check, data) in [(ka ^ da, db), ((kb ^ db), da)] {
+                t.slots[i][0].store(check, Ordering::Relaxed);
+                t.slots[i][1].store(data, Ordering::Relaxed);
+                if da == db {
+                    continue;
+                }
+                assert_eq!(t.read(i), (0, 0), "torn slot read as an entry");
+                assert!(t.exact_entries(|_| true).is_empty());
+                assert!(t.get(ka).is_none() && t.get(kb).is_none());
+            }
+        }
     }
 }

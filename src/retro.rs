@@ -44,6 +44,10 @@ const DUPLICATE: u16 = u16::MAX;
 /// Slots scanned per rayon task.
 const CHUNK: usize = 1 << 14;
 
+/// Slots per window of a layer: scanned, then updated (see `Solver::layer`). Its
+/// matches are kept as `u16` offsets, at most 8 MiB.
+const WINDOW: usize = CHUNK << 8;
+
 /// Statistics of one solved subspace, counted per symmetry class (canonical slot).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -320,31 +324,53 @@ impl Solver<'_> {
 
     /// Processes the final values of distance `t` in side `s`, updating `other`.
     /// Returns the largest distance assigned.
+    ///
+    /// The scan reads four cells per 64-bit atomic load, the updates read and write
+    /// single cells as 16-bit atomics; the memory model forbids mixed-size accesses
+    /// that race, so the two never run at once: each window of cells is first
+    /// scanned (loads only, nothing writes), its matches collected, and only then
+    /// processed. rayon's join between the two phases orders every scan load before
+    /// every update of the window.
     fn layer(&self, s: &Side, other: &Side, t: u16) -> u16 {
         let target = Value::from_distance(t).code();
         let per = self.idx.per_class(s.k, s.l);
-        s.cells
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(ci, chunk)| {
-                let mut longest = 0;
-                let mut preds = [0u64; 64];
-                for_matching(chunk, target, |j| {
-                    let slot = (ci * CHUNK + j) as u64;
-                    let (own, opp) = self.idx.position(s.k, s.l, slot);
-                    let (_, stab) = self.idx.class(s.k, slot / per);
-                    let n = self.predecessors(own, opp, stab, &mut preds);
-                    for &q in &preds[..n] {
-                        prefetch(&other.cells[q as usize]);
+        let mut longest = 0;
+        for (wi, window) in s.cells.chunks(WINDOW).enumerate() {
+            // Phase 1: scan (reads only). Offsets within a chunk fit a u16.
+            let found: Vec<(usize, Vec<u16>)> = window
+                .par_chunks(CHUNK)
+                .enumerate()
+                .filter_map(|(ci, chunk)| {
+                    let mut hits = Vec::new();
+                    for_matching(chunk, target, |j| hits.push(j as u16));
+                    (!hits.is_empty()).then_some((wi * (WINDOW / CHUNK) + ci, hits))
+                })
+                .collect();
+            // Phase 2: updates (16-bit accesses only).
+            let most = found
+                .par_iter()
+                .map(|(ci, hits)| {
+                    let mut longest = 0;
+                    let mut preds = [0u64; 64];
+                    for &j in hits {
+                        let slot = (ci * CHUNK + j as usize) as u64;
+                        let (own, opp) = self.idx.position(s.k, s.l, slot);
+                        let (_, stab) = self.idx.class(s.k, slot / per);
+                        let n = self.predecessors(own, opp, stab, &mut preds);
+                        for &q in &preds[..n] {
+                            prefetch(&other.cells[q as usize]);
+                        }
+                        for &q in &preds[..n] {
+                            longest = longest.max(self.update(other, q as usize, t));
+                        }
                     }
-                    for &q in &preds[..n] {
-                        longest = longest.max(self.update(other, q as usize, t));
-                    }
-                });
-                longest
-            })
-            .max()
-            .unwrap_or(0)
+                    longest
+                })
+                .max()
+                .unwrap_or(0);
+            longest = longest.max(most);
+        }
+        longest
     }
 
     /// A predecessor `q` (in side `s`) of a final value of distance `t`.
@@ -444,7 +470,8 @@ pub fn merge(a: Summary, b: Summary) -> Summary {
 }
 
 /// Calls `f(i)` for every `i` with `cells[i] == target`. Reads four cells per atomic
-/// 64-bit load and tests the four lanes at once; most layers match few cells.
+/// 64-bit load and tests the four lanes at once; most layers match few cells. Must
+/// not run while anything writes `cells` (mixed-size atomics may not race).
 fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
     const LOW: u64 = 0x0001_0001_0001_0001;
     const HIGH: u64 = 0x8000_8000_8000_8000;

@@ -66,6 +66,9 @@ impl Default for Options {
 }
 
 /// The `option` lines printed after `uci`.
+/// The largest `MoveTimeMs` (one hour), as the option line says.
+const MAX_MOVE_TIME_MS: u64 = 3_600_000;
+
 const OPTION_LINES: &[&str] = &[
     "option name Hash type spin default 16 min 1 max 65536",
     "option name DatabasePath type string default <empty>",
@@ -250,7 +253,9 @@ impl<W: Write + Send + 'static> Uci<W> {
             "skilllevel" | "depth" => {
                 parse_in(&value, 0, MAX_SKILL).map(|d| self.options.skill_level = d)
             }
-            "movetimems" => parse_in(&value, 0, u64::MAX).map(|t| self.options.move_time_ms = t),
+            "movetimems" => {
+                parse_in(&value, 0, MAX_MOVE_TIME_MS).map(|t| self.options.move_time_ms = t)
+            }
             "shuffling" => parse_bool(&value).map(|b| {
                 self.options.shuffling = b;
                 let seed = b.then(time_seed);

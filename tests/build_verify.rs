@@ -197,14 +197,22 @@ fn a_missing_subspace_is_named() {
 #[test]
 fn a_killed_build_resumes_cleanly() {
     let dir = temp_dir("kill");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+    // The build dies (abort: no clean-up, like a kill) at a named point mid-pair:
+    // 5-4 written, its twin 4-5 not.
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
         .args(["build", "--quiet", "--only", "5-4", "--db"])
         .arg(&dir)
-        .spawn()
+        .env("MILLBASE_TEST_ABORT_AFTER", "written:5-4")
+        .output()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    assert!(!out.status.success(), "the build was not stopped");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("aborting after written:5-4"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("5-4.mdb").exists(), "killed before the pair");
+    assert!(!dir.join("4-5.mdb").exists(), "killed after the pair");
     // Whatever has its final name is complete and intact.
     let idx = Index::standard();
     for entry in std::fs::read_dir(&dir).unwrap() {

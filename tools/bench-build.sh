@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 n=${1:-10}
 threads=${2:-$(nproc)}
 cargo build --release --quiet
+bin=${CARGO_TARGET_DIR:-target}/release/millbase
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 start=$(date +%s.%N)
-target/release/millbase build --quiet --db "$dir" --max-stones "$n" --threads "$threads"
+"$bin" build --quiet --db "$dir" --max-stones "$n" --threads "$threads"
 end=$(date +%s.%N)
 echo "total wall: $(echo "$end - $start" | bc) s for k+l <= $n on $threads threads ($(nproc) cores)"
 du -sb "$dir" | awk '{print "bytes on disk:", $1}'
-target/release/millbase verify --db "$dir" | tail -1
+"$bin" verify --db "$dir" | tail -1

@@ -20,7 +20,7 @@ pub struct ArenaArgs {
     /// Player B (as A).
     b: String,
     /// Number of games; A and B swap colours every game.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::at_least_one)]
     games: usize,
     /// Openings: `random:K` plays K random plies from the start for each pair of games.
     #[arg(long)]
@@ -32,7 +32,7 @@ pub struct ArenaArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Games played at once.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::at_least_one)]
     threads: usize,
     /// Database directory (for perfect, for engines, and to find blunders).
     #[arg(long)]

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use millbase::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
 use millbase::index::{Index, binomial};
-use millbase::manifest::{Manifest, parse_subspace};
+use millbase::manifest::{Entry, Manifest, parse_subspace};
 use millbase::sector::Sector;
 use millbase::{Rules, verify};
 use serde::Serialize;
@@ -34,7 +34,7 @@ pub struct BuildArgs {
     #[arg(long, value_name = "N")]
     max_stones: Option<u32>,
     /// Worker threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = super::at_least_one)]
     threads: Option<usize>,
     /// No progress bars.
     #[arg(long)]
@@ -186,16 +186,34 @@ struct Stat {
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
     let rules = millbase::probe::Tablebase::open(&a.db)?.rules();
-    let manifest = Manifest::load(&a.db)?.with_context(|| {
-        format!(
-            "no manifest.json in {}: run `millbase build --db {}`",
+    let idx = Index::for_rules(rules);
+    // The numbers come from the files' headers (checked by their checksum and against
+    // what this program writes), not from the manifest, which is only a record; the
+    // manifest gives the examples when it describes the same file.
+    let manifest = Manifest::load(&a.db).ok().flatten();
+    let mut entries = Vec::new();
+    for (sector, file) in build::existing_files(&a.db, idx) {
+        let file = file?;
+        let mut e = Entry::from_header(file.header());
+        if let Some(m) = manifest
+            .as_ref()
+            .and_then(|m| m.get_sector(sector))
+            .filter(|m| m.checksum == e.checksum)
+        {
+            e.longest_win_example = m.longest_win_example.clone();
+            e.longest_loss_example = m.longest_loss_example.clone();
+        }
+        entries.push(e);
+    }
+    if entries.is_empty() {
+        bail!(
+            "no database files in {}: run `millbase build --db {}`",
             a.db.display(),
             a.db.display()
-        )
-    })?;
+        );
+    }
     let n = rules.points() as u32;
-    let mut stats: Vec<Stat> = manifest
-        .subspaces
+    let mut stats: Vec<Stat> = entries
         .iter()
         .filter_map(|e| {
             let (k, l) = e.sector()?.counts();

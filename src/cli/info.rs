@@ -53,9 +53,15 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         "rules          {} (fingerprint {:016x}, {rules_note})\n",
         h.variant, h.fingerprint
     ));
+    let sector = millbase::sector::Sector {
+        k: h.k.min(255) as u8,
+        l: h.l.min(255) as u8,
+        hk: h.hands[0],
+        hl: h.hands[1],
+    };
     out.push_str(&format!(
-        "subspace       {}-{} (side to move {} stones, opponent {})\n",
-        h.k, h.l, h.k, h.l
+        "sector         {sector} (side to move {} stones on the board and {} in hand, opponent {} and {})\n",
+        h.k, h.hands[0], h.l, h.hands[1]
     ));
     out.push_str(&format!("index slots    {}\n", h.size));
     out.push_str(&format!("wins           {}\n", h.wins));
@@ -73,6 +79,28 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     if a.check {
         file.verify_checksums()?;
         println!("checksums      ok");
+        let rules = millbase::Rules::by_name(&h.variant).unwrap_or(rules);
+        let idx = millbase::index::Index::for_rules(rules);
+        let valid = |n: u32| (3..=rules.stones as u32).contains(&n);
+        let exists = if sector.is_moving() {
+            valid(h.k) && valid(h.l)
+        } else {
+            h.k <= rules.stones as u32 && h.l <= rules.stones as u32 && sector.is_valid(rules)
+        };
+        if !exists {
+            anyhow::bail!(
+                "{}: sector {sector} does not exist under the {} rules: this file was not written by this program",
+                a.file.display(),
+                rules.name
+            );
+        }
+        if let Some(why) = millbase::build::foreign_header(idx, h, sector) {
+            anyhow::bail!(
+                "{}: the checksums match but the header is not the one this program writes for {sector}: {why}; delete it and run `millbase build`",
+                a.file.display(),
+            );
+        }
+        println!("header         as this program writes it for {sector}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -72,6 +72,15 @@ pub fn run() -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A count that must be at least 1 (`--games`, `--threads`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
+}
+
 /// Help and version go out as clap writes them; a usage error becomes one line, like
 /// every other error of the program.
 fn usage_error(e: clap::Error) -> ExitCode {
