@@ -15,7 +15,7 @@
 //! counts of the summary are per symmetry class (canonical slots only), as for the
 //! moving phase.
 
-use crate::index::{Index, first_subset, next_subset, pdep};
+use crate::index::{Index, first_subset, next_subset, pdep, unrank};
 use crate::position::points;
 use crate::retro::Summary;
 use crate::rules::Bits;
@@ -113,6 +113,9 @@ fn prefetch(p: &u16) {
     }
 }
 
+/// Slots solved per rayon task.
+const CHUNK: usize = 1 << 14;
+
 /// The codes of every slot of the placement sector `sector`, from its children's
 /// codes. Parallel on the current rayon pool; `progress` gets the fraction done.
 pub fn solve_sector(
@@ -122,76 +125,118 @@ pub fn solve_sector(
     progress: &(dyn Fn(f64) + Sync),
 ) -> (Vec<u16>, Summary) {
     let (k, l) = sector.counts();
-    let per = idx.per_class(k, l) as usize;
-    let classes = idx.classes(k);
-    let mut codes = crate::memory::zeroed_huge::<u16>(idx.size(k, l) as usize);
+    let size = idx.size(k, l) as usize;
+    assert!(size <= u32::MAX as usize, "child slots are kept as u32");
+    let mut codes = crate::memory::zeroed_huge::<u16>(size);
+    let chunks = size.div_ceil(CHUNK);
     let done = AtomicU64::new(0);
-    let summary = codes
-        .par_chunks_mut(per)
+    codes
+        .par_chunks_mut(CHUNK)
         .enumerate()
-        .with_min_len((4096 / per).max(1))
-        .map(|(class, out)| {
-            let s = solve_class(idx, sector, kids, class as u64, out);
+        .for_each(|(ci, out)| {
+            solve_range(idx, sector, kids, ci * CHUNK, out);
             let d = done.fetch_add(1, Relaxed);
             if d.is_multiple_of(64) {
-                progress(d as f64 / classes as f64);
+                progress(d as f64 / chunks as f64);
             }
-            s
-        })
+        });
+    let summary = codes
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(ci, chunk)| summarize(idx, sector, ci * CHUNK, chunk))
         .reduce(Summary::default, crate::retro::merge);
     (codes, summary)
 }
 
-/// Solves the slots of one class of the side to move's stones.
-fn solve_class(
-    idx: &Index,
-    sector: Sector,
-    kids: &Children,
+/// The positions of consecutive slots of a sector, from any slot on: the class
+/// representative and the opponent set, stepping the opponent sets in colex order.
+struct Slots<'a> {
+    idx: &'a Index,
+    k: u32,
+    l: u32,
+    per: u64,
     class: u64,
-    out: &mut [u16],
-) -> Summary {
-    let (k, l) = sector.counts();
-    let per = out.len() as u64;
-    let (rep, stab) = idx.class(k, class);
-    let free = idx.rules().all() & !rep;
-    let mut packed = first_subset(l);
-    let mut summary = Summary::default();
-    let (mut quiet, mut capture) = (
-        Vec::with_capacity(BATCH * 24),
-        Vec::with_capacity(BATCH * 64),
-    );
-    // Per position of the batch: (slot in class, end of its quiet and capture children,
-    // or a win at once).
-    let mut batch: Vec<(usize, usize, usize, bool)> = Vec::with_capacity(BATCH);
-    let mut r = 0u64;
-    while r < per {
-        quiet.clear();
-        capture.clear();
-        batch.clear();
-        while batch.len() < BATCH && r < per {
-            let opp = pdep(packed, free);
-            let wins = children(idx, sector, rep, opp, &mut quiet, &mut capture);
-            batch.push((r as usize, quiet.len(), capture.len(), wins));
-            r += 1;
-            if r < per {
-                packed = next_subset(packed);
-            }
+    r: u64,
+    rep: Bits,
+    free: Bits,
+    packed: Bits,
+}
+
+impl<'a> Slots<'a> {
+    fn new(idx: &'a Index, k: u32, l: u32, start: u64) -> Slots<'a> {
+        let per = idx.per_class(k, l);
+        let (class, r) = (start / per, start % per);
+        let rep = idx.class(k, class).0;
+        let free = idx.rules().all() & !rep;
+        Slots {
+            idx,
+            k,
+            l,
+            per,
+            class,
+            r,
+            rep,
+            free,
+            packed: unrank(r, l, free.count_ones()),
         }
-        for &q in &quiet {
+    }
+
+    /// The position of the current slot; moves to the next.
+    #[inline]
+    fn next_position(&mut self) -> (Bits, Bits) {
+        let here = (self.rep, pdep(self.packed, self.free));
+        self.r += 1;
+        if self.r < self.per {
+            self.packed = next_subset(self.packed);
+        } else {
+            self.r = 0;
+            self.class += 1;
+            if self.class < self.idx.classes(self.k) {
+                self.rep = self.idx.class(self.k, self.class).0;
+                self.free = self.idx.rules().all() & !self.rep;
+            }
+            self.packed = first_subset(self.l);
+        }
+        here
+    }
+}
+
+/// The child slots of a batch of positions, looked up together.
+#[derive(Default)]
+struct Batch {
+    quiet: Vec<u32>,
+    capture: Vec<u32>,
+    /// Per position: its place in the output, the end of its quiet and capture
+    /// children, and whether a removal wins at once.
+    items: Vec<(usize, usize, usize, bool)>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.quiet.clear();
+        self.capture.clear();
+        self.items.clear();
+    }
+
+    fn prefetch(&self, kids: &Children) {
+        for &q in &self.quiet {
             prefetch(&kids.quiet[q as usize]);
         }
         if let Some(c) = kids.capture {
-            for &q in &capture {
+            for &q in &self.capture {
                 prefetch(&c[q as usize]);
             }
         }
+    }
+
+    fn evaluate(&self, kids: &Children, out: &mut [u16]) {
         let (mut q0, mut c0) = (0, 0);
-        for &(at, q1, c1, wins) in &batch {
+        for &(at, q1, c1, wins) in &self.items {
             out[at] = if wins {
                 Value::Win(1).code()
             } else {
-                let qs = quiet[q0..q1].iter().map(|&q| kids.quiet[q as usize]);
-                let cs = capture[c0..c1].iter().map(|&q| {
+                let qs = self.quiet[q0..q1].iter().map(|&q| kids.quiet[q as usize]);
+                let cs = self.capture[c0..c1].iter().map(|&q| {
                     kids.capture.expect("captures lead into a solved sector")[q as usize]
                 });
                 best_of_children(qs.chain(cs))
@@ -199,19 +244,48 @@ fn solve_class(
             (q0, c0) = (q1, c1);
         }
     }
-    // Counts per class: canonical slots only.
-    packed = first_subset(l);
-    let rep_canon = idx.canon(rep);
-    for (at, &code) in out.iter().enumerate() {
-        let canonical = stab == 0 || {
-            let opp = pdep(packed, free);
-            idx.slot(&rep_canon, opp) == class * per + at as u64
-        };
-        if at + 1 < out.len() {
-            packed = next_subset(packed);
+}
+
+/// Solves the slots `start..start + out.len()`. Software-pipelined: the children of
+/// one batch are computed and prefetched while the previous batch's, prefetched a
+/// batch earlier, are read, so index arithmetic overlaps the cache misses.
+fn solve_range(idx: &Index, sector: Sector, kids: &Children, start: usize, out: &mut [u16]) {
+    let (k, l) = sector.counts();
+    let mut slots = Slots::new(idx, k, l, start as u64);
+    let (mut cur, mut prev) = (Batch::default(), Batch::default());
+    let mut at = 0;
+    loop {
+        cur.clear();
+        while cur.items.len() < BATCH && at < out.len() {
+            let (own, opp) = slots.next_position();
+            let wins = children(idx, sector, own, opp, &mut cur.quiet, &mut cur.capture);
+            cur.items
+                .push((at, cur.quiet.len(), cur.capture.len(), wins));
+            at += 1;
         }
+        cur.prefetch(kids);
+        prev.evaluate(kids, out);
+        if cur.items.is_empty() {
+            return;
+        }
+        std::mem::swap(&mut cur, &mut prev);
+    }
+}
+
+/// Counts the canonical slots of `start..start + codes.len()`.
+fn summarize(idx: &Index, sector: Sector, start: usize, codes: &[u16]) -> Summary {
+    let (k, l) = sector.counts();
+    let per = idx.per_class(k, l);
+    let mut summary = Summary::default();
+    for (i, &code) in codes.iter().enumerate() {
+        let slot = (start + i) as u64;
+        let (_, stab) = idx.class(k, slot / per);
+        let canonical = stab == 0 || {
+            let (own, opp) = idx.position(k, l, slot);
+            idx.index(own, opp) == slot
+        };
         if canonical {
-            summary.count(code, class * per + at as u64);
+            summary.count(code, slot);
         }
     }
     summary

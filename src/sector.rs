@@ -102,7 +102,7 @@ impl Sector {
         let s = rules.stones;
         let alive = |board: u8, hand: u8| board as u32 + hand as u32 >= 3;
         let hands_ok =
-            self.is_moving() || (self.hk >= 1 && self.hk - self.hl <= 1 && self.hk >= self.hl);
+            self.is_moving() || (self.hk >= 1 && self.hk >= self.hl && self.hk - self.hl <= 1);
         self.k as u32 + self.hk as u32 <= s as u32
             && self.l as u32 + self.hl as u32 <= s as u32
             && self.k as usize + self.l as usize <= rules.points()
