@@ -91,6 +91,20 @@ pub enum SearchLimit {
     MoveTime(u64),
 }
 
+impl SearchLimit {
+    /// How long an external engine may take for one move under this limit before the
+    /// arena gives up on it: 30 s plus 10 s a ply of depth, or five times the move
+    /// time plus 30 s.
+    pub fn timeout(self) -> Duration {
+        match self {
+            SearchLimit::Depth(d) => Duration::from_secs(30 + 10 * d as u64),
+            SearchLimit::MoveTime(ms) => {
+                Duration::from_millis(ms.saturating_mul(5)) + Duration::from_secs(30)
+            }
+        }
+    }
+}
+
 /// A player, as written on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -113,7 +127,9 @@ pub enum PlayerSpec {
     },
     /// `uci:COMMAND` or `uci:depth=D:COMMAND` / `uci:movetime=MS,db=yes:COMMAND`: an
     /// external engine; the command is split at whitespace (no shell). Default limit:
-    /// depth 4. With `db=yes` it is sent `setoption name DatabasePath`.
+    /// depth 4. With `db=yes` it is sent `setoption name DatabasePath`. `timeout=S`
+    /// sets how long a move may take before the engine is given up on (default: see
+    /// [`SearchLimit::timeout`]).
     Uci {
         /// Program and arguments.
         command: Vec<String>,
@@ -121,6 +137,8 @@ pub enum PlayerSpec {
         limit: SearchLimit,
         /// Whether the arena's database directory is passed to it.
         use_db: bool,
+        /// Seconds a move may take before the engine counts as silent.
+        timeout: Option<u64>,
     },
 }
 
@@ -143,7 +161,7 @@ fn looks_like_params(text: &str) -> bool {
     !text.is_empty()
         && params(text)
             .iter()
-            .all(|(k, v)| matches!(*k, "depth" | "movetime" | "db") && !v.is_empty())
+            .all(|(k, v)| matches!(*k, "depth" | "movetime" | "db" | "timeout") && !v.is_empty())
 }
 
 fn yes_no(v: &str) -> Result<bool, String> {
@@ -202,6 +220,7 @@ impl FromStr for PlayerSpec {
             }
             "uci" => {
                 let (mut limit, mut use_db, mut command) = (SearchLimit::Depth(4), false, rest);
+                let mut timeout = None;
                 if let Some((head, tail)) = rest.split_once(':')
                     && looks_like_params(head)
                 {
@@ -210,6 +229,13 @@ impl FromStr for PlayerSpec {
                         match k {
                             "depth" => limit = SearchLimit::Depth(number(k, v).map_err(err)?),
                             "movetime" => limit = SearchLimit::MoveTime(number(k, v).map_err(err)?),
+                            "timeout" => {
+                                let t: u64 = number(k, v).map_err(err)?;
+                                if t == 0 {
+                                    return Err(err("timeout=S needs at least 1 second".into()));
+                                }
+                                timeout = Some(t);
+                            }
                             _ => use_db = yes_no(v).map_err(err)?,
                         }
                     }
@@ -222,6 +248,7 @@ impl FromStr for PlayerSpec {
                     command,
                     limit,
                     use_db,
+                    timeout,
                 })
             }
             _ => Err(err(
@@ -471,6 +498,15 @@ impl Player for EnginePlayer {
         let result = self
             .engine
             .search_game(game, &self.limits, &stop, &mut |_| {});
+        if let Some(e) = self
+            .engine
+            .config()
+            .endgame
+            .as_ref()
+            .and_then(|e| e.damage())
+        {
+            return Err(format!("a database file is damaged: {e}"));
+        }
         result.best.ok_or_else(|| "the engine found no ply".into())
     }
 }
@@ -500,6 +536,17 @@ impl UciPlayer {
     fn start(
         command: &[String],
         limit: SearchLimit,
+        timeout: Duration,
+        db: Option<&std::path::Path>,
+    ) -> Result<UciPlayer, String> {
+        Self::start_inner(command, limit, timeout, db)
+            .map_err(|e| format!("{e} (while starting it: uci, options, isready)"))
+    }
+
+    fn start_inner(
+        command: &[String],
+        limit: SearchLimit,
+        timeout: Duration,
         db: Option<&std::path::Path>,
     ) -> Result<UciPlayer, String> {
         let mut child = Command::new(&command[0])
@@ -520,12 +567,9 @@ impl UciPlayer {
                 }
             }
         });
-        let (go, timeout) = match limit {
-            SearchLimit::Depth(d) => (format!("go depth {d}"), Duration::from_secs(300)),
-            SearchLimit::MoveTime(ms) => (
-                format!("go movetime {ms}"),
-                Duration::from_millis(ms * 5) + Duration::from_secs(30),
-            ),
+        let go = match limit {
+            SearchLimit::Depth(d) => format!("go depth {d}"),
+            SearchLimit::MoveTime(ms) => format!("go movetime {ms}"),
         };
         let mut player = UciPlayer {
             child,
@@ -756,9 +800,11 @@ fn make_player(
             command,
             limit,
             use_db,
+            timeout,
         } => {
             let db = config.db_dir.as_deref().filter(|_| *use_db);
-            Box::new(UciPlayer::start(command, *limit, db)?)
+            let timeout = timeout.map_or(limit.timeout(), Duration::from_secs);
+            Box::new(UciPlayer::start(command, *limit, timeout, db)?)
         }
     })
 }
@@ -1299,7 +1345,8 @@ mod tests {
             PlayerSpec::Uci {
                 command: vec!["/bin/x".into(), "uci".into()],
                 limit: SearchLimit::MoveTime(50),
-                use_db: false
+                use_db: false,
+                timeout: None,
             }
         );
         assert_eq!(
@@ -1307,7 +1354,8 @@ mod tests {
             PlayerSpec::Uci {
                 command: vec!["C:/x.exe".into()],
                 limit: SearchLimit::Depth(4),
-                use_db: false
+                use_db: false,
+                timeout: None,
             }
         );
         for bad in [

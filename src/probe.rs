@@ -71,6 +71,9 @@ pub struct Tablebase {
     index: &'static Index,
     /// Per sector, at [`Tablebase::slot_of`].
     slots: Vec<Slot>,
+    /// The first damaged file met by a caller that turns errors into "not covered"
+    /// (the engine), so that it can still be reported.
+    damage: OnceLock<String>,
 }
 
 struct Slot {
@@ -144,6 +147,7 @@ impl Tablebase {
             manifest_problem,
             index: Index::for_rules(rules),
             slots,
+            damage: OnceLock::new(),
         })
     }
 
@@ -165,6 +169,17 @@ impl Tablebase {
     /// Why the manifest could not be read, if it could not.
     pub fn manifest_problem(&self) -> Option<&str> {
         self.manifest_problem.as_deref()
+    }
+
+    /// Records `e` as the first damage met (see [`Tablebase::damage`]).
+    pub fn note_damage(&self, e: &ProbeError) {
+        let _ = self.damage.set(e.to_string());
+    }
+
+    /// The first damaged or unreadable file met by a caller that could not stop on
+    /// the error (the engine, which searches on instead), if any.
+    pub fn damage(&self) -> Option<&str> {
+        self.damage.get().map(String::as_str)
     }
 
     /// The index the files are probed with.

@@ -137,9 +137,15 @@ impl<W: Write + Send + 'static> Uci<W> {
     /// search is finished (so that piped commands get their answer), unless it is
     /// `go infinite`, which is stopped.
     pub fn run(&mut self, input: impl BufRead) {
-        for line in input.lines() {
-            let Ok(line) = line else { break };
-            if !self.handle(&line) {
+        // Lines as bytes: a line that is not UTF-8 is answered with an error and
+        // skipped, never the end of the engine.
+        for line in input.split(b'\n') {
+            let Ok(bytes) = line else { break };
+            let Ok(line) = std::str::from_utf8(&bytes) else {
+                self.error("a line that is not UTF-8 text was ignored");
+                continue;
+            };
+            if !self.handle(line) {
                 return;
             }
         }
@@ -245,9 +251,10 @@ impl<W: Write + Send + 'static> Uci<W> {
             return self.error("write: setoption name <Name> value <v>");
         };
         let result = match name.to_ascii_lowercase().as_str() {
-            "hash" => parse_in(&value, 1, MAX_HASH_MB).map(|mb| {
+            "hash" => parse_in(&value, 1, MAX_HASH_MB).and_then(|mb| {
+                self.engine().set_hash_mb(mb)?;
                 self.options.hash_mb = mb;
-                self.engine().set_hash_mb(mb);
+                Ok(())
             }),
             "databasepath" => self.set_database(&value),
             "skilllevel" | "depth" => {
@@ -311,6 +318,14 @@ impl<W: Write + Send + 'static> Uci<W> {
         let handle = std::thread::spawn(move || {
             let mut report = |info: &Info| say(&out, &info_line(rules, info));
             let result = engine.search_game(&game, &limits, &flag, &mut report);
+            if let Some(e) = engine.config().endgame.as_ref().and_then(|e| e.damage()) {
+                say(
+                    &out,
+                    &format!(
+                        "info string error: a database file is damaged ({e}); this answer comes from the heuristic search, not the databases: rebuild with `millbase build`"
+                    ),
+                );
+            }
             // Both closing lines under one lock, so that no `readyok` comes between
             // them (a driver may send `isready` on seeing the first).
             say(

@@ -562,3 +562,137 @@ fn one_tablebase_answers_many_threads_at_once() {
     });
     let _ = file_name(3, 3);
 }
+
+// ---------------------------------------------------------------------------------
+// 1, 3, 7: the protocol. 2, 10: engines that die or fall silent.
+// ---------------------------------------------------------------------------------
+
+/// Feeds `input` to `millbase ARGS uci` and returns its standard output.
+fn uci_session(args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .arg("uci")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "uci exited with {:?}", out.status);
+    text(&out.stdout)
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_an_error_and_the_engine_goes_on() {
+    let out = uci_session(&[], b"isready\nbogus \xe9t\xe9\nisready\n");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], "readyok");
+    assert!(
+        lines[1].starts_with("info string error: ") && lines[1].contains("UTF-8"),
+        "{out}"
+    );
+    assert_eq!(lines[2], "readyok");
+}
+
+#[test]
+fn a_table_the_machine_cannot_hold_is_refused_and_the_old_one_kept() {
+    // 65536 MiB is the documented maximum and more than this machine (24 GiB) has.
+    let out = uci_session(
+        &[],
+        b"setoption name Hash value 65536\nisready\ngo depth 2\n",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("info string error: Hash 65536"),
+        "{out}"
+    );
+    assert!(lines[0].contains("stays at 16 MiB"), "{out}");
+    assert_eq!(lines[1], "readyok");
+    assert!(
+        out.lines().last().unwrap().starts_with("bestmove "),
+        "it still searches: {out}"
+    );
+}
+
+#[test]
+fn a_damaged_file_is_reported_not_searched_around() {
+    let dir = small_copy("damaged-engine");
+    // Damage the middle of 3-3's data: its block checksums fail when read.
+    let path = dir.join(file_name(3, 3));
+    let mut bytes = std::fs::read(&path).unwrap();
+    for i in (bytes.len() / 2..bytes.len() - 8).step_by(512) {
+        bytes[i] ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let rules = Rules::standard();
+    let a = |n: &str| 1u32 << rules.point(n).unwrap();
+    let pos = Position::moving(
+        Color::White,
+        a("a1") | a("d1") | a("g4"),
+        a("a7") | a("d7") | a("c4"),
+    );
+    let fen = fen::format(rules, &pos, Default::default());
+    let out = uci_session(
+        &["--db", s(&dir)],
+        format!("position fen {fen}\ngo depth 3\n").as_bytes(),
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("info string error: a database file is damaged")),
+        "{out}"
+    );
+    assert!(
+        out.lines().last().unwrap().starts_with("bestmove "),
+        "{out}"
+    );
+    // In the arena, the engine player stops the match with the damage as the error.
+    let err = fails(&[
+        "arena",
+        "engine:depth=2",
+        "random",
+        "--games",
+        "2",
+        "--db",
+        s(&dir),
+        "--quiet",
+        "--openings",
+        "random:0",
+        "--start",
+        &fen,
+    ]);
+    assert!(err.contains("damaged"), "{err}");
+}
+
+fn script(name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = temp_dir(name).join("engine.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn an_engine_that_dies_is_an_error_naming_it_not_a_signal() {
+    let after_uciok = script("dies", "read l; echo uciok; exit 0\n");
+    for engine in ["/bin/true", "/bin/false", s(&after_uciok)] {
+        let spec = format!("uci:{engine}");
+        let err = fails(&["arena", &spec, "random", "--games", "2", "--quiet"]);
+        // Depending on timing the arena sees the exit or the closed pipe first.
+        let said = err.contains("exited") || err.contains("stopped reading its input");
+        assert!(err.contains(engine) && said, "{err}");
+    }
+}
+
+#[test]
+fn an_engine_that_never_answers_go_times_out_as_its_spec_says() {
+    let silent = script(
+        "silent",
+        "while read l; do case \"$l\" in uci) echo uciok;; isready) echo readyok;; quit) exit 0;; esac; done\n",
+    );
+    let spec = format!("uci:depth=2,timeout=1:{}", s(&silent));
+    // With the old fixed 300 s this would outlast `run`'s two-minute hang guard.
+    let err = fails(&["arena", &spec, "random", "--games", "2", "--quiet"]);
+    assert!(err.contains("did not answer in time"), "{err}");
+}

@@ -56,6 +56,14 @@ pub struct ArenaArgs {
 
 /// `millbase arena A B ...`.
 pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
+    // An engine that exits closes the pipe the arena writes to: that must be an
+    // error naming the engine, not the arena's death by SIGPIPE (which `main`
+    // restores for the other commands).
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
     let rules = Rules::standard();
     let a: PlayerSpec = args.a.parse()?;
     let b: PlayerSpec = args.b.parse()?;

@@ -10,6 +10,14 @@ pub trait Endgame: Send + Sync {
     /// The exact value of `pos` for the side to move, or `None` if the position is
     /// not covered (a subspace that was not built, a placement position, ...).
     fn probe(&self, pos: &Position) -> Option<Value>;
+
+    /// Why a position that should have been covered was not: the first damaged or
+    /// unreadable file met, if any. A search that met one must say so rather than
+    /// pass its heuristic answer off as the databases' (the protocol prints it as an
+    /// error, the arena stops the game).
+    fn damage(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The exact value of `pos`: `Loss(0)` if the side to move has lost (fewer than
@@ -58,10 +66,22 @@ pub fn exact_line(rules: &Rules, endgame: &dyn Endgame, pos: &Position, max: usi
 /// and damaged files give `None`, so the search falls back to searching there.
 impl Endgame for crate::probe::Tablebase {
     fn probe(&self, pos: &Position) -> Option<Value> {
+        use crate::probe::ProbeError;
         // Skip the error (which names the missing file) when a file is absent.
         if pos.material(pos.to_move) >= 3 && !self.covers(pos) {
             return None;
         }
-        crate::probe::Tablebase::probe(self, pos).ok()
+        match crate::probe::Tablebase::probe(self, pos) {
+            Ok(v) => Some(v),
+            Err(e @ ProbeError::Format(_)) => {
+                self.note_damage(&e);
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn damage(&self) -> Option<String> {
+        self.damage().map(str::to_string)
     }
 }

@@ -69,13 +69,37 @@ impl Table {
     /// A table of at most `mib` MiB (rounded down to a power of two of buckets, at
     /// least one bucket).
     pub fn new(mib: usize) -> Table {
-        let bytes = mib.max(1) << 20;
+        Table::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// As [`Table::new`], but a table the machine cannot hold (more than the memory
+    /// available now, or an allocation that fails) is an error saying so, not an abort.
+    pub fn try_new(mib: usize) -> Result<Table, String> {
+        let bytes = mib
+            .max(1)
+            .checked_mul(1 << 20)
+            .ok_or("table size overflows")?;
         let count = (bytes / size_of::<[Entry; 2]>()).max(1);
-        let count = 1 << count.ilog2();
-        Table {
-            buckets: vec![[Entry::default(); 2]; count],
-            generation: 1,
+        let count = 1usize << count.ilog2();
+        let need = count * size_of::<[Entry; 2]>();
+        if let Some(have) = crate::memory::available()
+            && need as u64 > have
+        {
+            return Err(format!(
+                "a {mib} MiB table needs {} MiB and only {} MiB of memory is available",
+                need >> 20,
+                have >> 20
+            ));
         }
+        let mut buckets = Vec::new();
+        buckets
+            .try_reserve_exact(count)
+            .map_err(|_| format!("could not allocate a {mib} MiB table"))?;
+        buckets.resize(count, [Entry::default(); 2]);
+        Ok(Table {
+            buckets,
+            generation: 1,
+        })
     }
 
     /// Size in bytes.
