@@ -696,3 +696,74 @@ fn an_engine_that_never_answers_go_times_out_as_its_spec_says() {
     let err = fails(&["arena", &spec, "random", "--games", "2", "--quiet"]);
     assert!(err.contains("did not answer in time"), "{err}");
 }
+
+/// Thousands of mutated protocol lines in one session: the engine never panics or
+/// exits, answers every `isready`, and every complaint is one `info string error:` line.
+#[test]
+fn thousands_of_mutated_protocol_lines_give_one_line_errors_and_no_panic() {
+    use std::io::Write;
+    let base = [
+        "uci",
+        "isready",
+        "ucinewgame",
+        "position startpos moves d6 f4 d7 b4 d5",
+        "position startpos moves d6 d5 a7 c4 g7 xd5",
+        "position fen ********/********/******** w p p 0 9 0 9 0 0 0 0 0 0 0 0 1",
+        "setoption name Hash value 8",
+        "setoption name SkillLevel value 2",
+        "setoption name MoveTimeMs value 0",
+        "setoption name Shuffling value true",
+        "setoption name DatabasePath value /nonexistent",
+        "go depth 1",
+        "stop",
+        "d",
+    ];
+    let mut rng = Rng(99);
+    let mut input = Vec::new();
+    let mut isready = 0;
+    for _ in 0..3000 {
+        let line = base[rng.below(base.len())];
+        // `mutate` may drop tokens: lines of one token go through unchanged.
+        let mut line = if line.contains(' ') {
+            mutate(&mut rng, line)
+        } else {
+            line.to_string()
+        };
+        // Searches stay short and the session stays open.
+        if line.split_whitespace().next() == Some("go") {
+            line = "go depth 1".into();
+        }
+        if line.contains("quit") || line.contains("infinite") {
+            continue;
+        }
+        input.extend_from_slice(line.as_bytes());
+        input.push(b'\n');
+        input.extend_from_slice(b"isready\n");
+        isready += 1 + (line.trim() == "isready") as usize;
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .arg("uci")
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let ready = stdout.lines().filter(|l| *l == "readyok").count();
+    assert!(
+        ready >= isready - 50,
+        "answered {ready} of about {isready} isready"
+    );
+    for l in stdout.lines().filter(|l| l.contains("error")) {
+        assert!(l.starts_with("info string error: "), "{l}");
+    }
+}
