@@ -8,10 +8,10 @@ use crate::format::{
 use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
+use crate::progress::Bars;
 use crate::retro::{self, Solved};
 use crate::rules::Rules;
 use crate::sector::Sector;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,7 +31,8 @@ pub enum Selection {
 }
 
 /// Which phases [`build`] builds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum BuildPhase {
     /// The moving-phase subspaces only.
     Moving,
@@ -746,114 +747,6 @@ fn check_need(what: &str, need: u64) -> Result<(), BuildError> {
         }),
         _ => Ok(()),
     }
-}
-
-/// Progress bars: one overall (weighted by the work per position of each phase, so its
-/// ETA is honest), one per pair or sector.
-struct Bars {
-    multi: MultiProgress,
-    overall: ProgressBar,
-}
-
-impl Bars {
-    fn new(quiet: bool, pairs: &[(u32, u32)], sectors: &[Sector], idx: &Index) -> Bars {
-        let multi = MultiProgress::with_draw_target(if quiet {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        });
-        let total: u64 = pairs
-            .iter()
-            .flat_map(|&p| subspaces(p))
-            .map(|(a, b)| idx.size(a, b) * MOVING_WEIGHT)
-            .sum::<u64>()
-            + sectors.iter().map(|&s| sector_work(idx, s)).sum::<u64>();
-        let overall = multi.add(ProgressBar::new(total));
-        overall.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {eta_precise}",
-            )
-            .expect("valid template"),
-        );
-        overall.set_prefix("all");
-        Bars { multi, overall }
-    }
-
-    fn pair(&self, (k, l): (u32, u32), idx: &Index) -> ProgressBar {
-        let bar = self.multi.add(ProgressBar::new(1000));
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {bar:40} {msg}")
-                .expect("valid template"),
-        );
-        let slots: u64 = subspaces((k, l)).iter().map(|&(a, b)| idx.size(a, b)).sum();
-        bar.set_prefix(format!("{k}-{l}"));
-        bar.set_message(format!("{slots} positions"));
-        bar
-    }
-
-    fn skip(&self, (k, l): (u32, u32), slots: u64) {
-        self.overall
-            .set_length(self.overall.length().unwrap_or(0) - slots * MOVING_WEIGHT);
-        self.overall
-            .println(format!("{k}-{l}: finished earlier, checked, skipped"));
-    }
-
-    fn done(&self, (k, l): (u32, u32), slots: u64) {
-        self.overall.inc(slots * MOVING_WEIGHT);
-        self.overall.println(format!(
-            "{k}-{l}: done, {slots} positions, {:.0} s so far",
-            self.overall.elapsed().as_secs_f64()
-        ));
-    }
-
-    fn sector(&self, s: Sector, idx: &Index) -> ProgressBar {
-        let bar = self.multi.add(ProgressBar::new(1000));
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>10} [{elapsed_precise}] {bar:40} {msg}")
-                .expect("valid template"),
-        );
-        bar.set_prefix(s.name());
-        bar.set_message(format!(
-            "{} positions, ply {}",
-            idx.size(s.k as u32, s.l as u32),
-            s.ply(idx.rules())
-        ));
-        bar
-    }
-
-    fn skip_sector(&self, s: Sector, slots: u64) {
-        let work = slots * PLACEMENT_WEIGHT;
-        self.overall
-            .set_length(self.overall.length().unwrap_or(0) - work);
-        self.overall
-            .println(format!("{s}: finished earlier, checked, skipped"));
-    }
-
-    fn sector_done(&self, s: Sector, slots: u64) {
-        self.overall.inc(slots * PLACEMENT_WEIGHT);
-        self.overall.println(format!(
-            "{s}: done, {slots} positions, {:.0} s so far",
-            self.overall.elapsed().as_secs_f64()
-        ));
-    }
-
-    fn finish(&self) {
-        self.overall.finish();
-    }
-}
-
-/// The cost of solving one moving-phase slot and one placement slot, in units of the
-/// overall bar, so that its ETA stays honest across both phases. Measured: large
-/// moving-phase pairs solve about 1.15 M slots/s per thread, placement sectors about
-/// 2 M/s (see the README's benchmarks), so a placement slot costs about 3/5 of a
-/// moving-phase slot.
-const MOVING_WEIGHT: u64 = 5;
-/// See [`MOVING_WEIGHT`].
-const PLACEMENT_WEIGHT: u64 = 3;
-
-/// The work of a placement sector in moving-phase slot equivalents.
-fn sector_work(idx: &Index, s: Sector) -> u64 {
-    idx.size(s.k as u32, s.l as u32) * PLACEMENT_WEIGHT
 }
 
 #[cfg(test)]

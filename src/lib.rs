@@ -30,6 +30,7 @@ pub mod perft;
 pub mod placement;
 pub mod position;
 pub mod probe;
+mod progress;
 pub mod retro;
 pub mod rules;
 pub mod sector;
