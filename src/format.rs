@@ -31,9 +31,12 @@
 //! block is decompressed, so a flipped byte is an error, never a wrong value. The
 //! block tables and the header carry checksums too, checked when the file is opened.
 //!
-//! Reading: [`SubspaceFile`] maps the file and decompresses a block on its first use
-//! into a per-block [`OnceLock`], so warm probes take no lock and do no allocation.
+//! Reading: [`SubspaceFile`] maps the file and decompresses a block when it is read
+//! and not in the [`BlockCache`] the file reads through (bounded in bytes, shared by
+//! all files of a [`crate::probe::Tablebase`]); a warm probe takes one uncontended
+//! lock and allocates nothing.
 
+use crate::cache::{BlockCache, Key};
 use crate::value::{Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use memmap2::Mmap;
@@ -42,7 +45,7 @@ use std::cell::RefCell;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
@@ -878,25 +881,35 @@ struct Block {
     checksum: u64,
 }
 
-/// A section as the reader uses it: entry, block table, decompressed-block cache.
+/// A section as the reader uses it: entry and block table.
 struct SectionReader {
     info: Section,
     blocks: Vec<Block>,
-    cache: Vec<OnceLock<Box<[u8]>>>,
     name: &'static str,
+    /// The section's number in cache keys.
+    number: u8,
 }
 
 /// An open, memory-mapped database file of one subspace.
 ///
-/// `Send + Sync`. Decompressed blocks are kept for the life of the value (a warm WDL
-/// probe is a division and two array reads); [`SubspaceFile::read_all`] does not fill
-/// this cache.
+/// `Send + Sync`. Decompressed blocks are kept in a [`BlockCache`] (the file's own
+/// or one shared with other files, see [`SubspaceFile::open_cached`]), within its
+/// limit; [`SubspaceFile::read_all`] does not fill the cache.
 pub struct SubspaceFile {
     path: PathBuf,
     map: Mmap,
     header: Header,
     wdl: SectionReader,
     depth: SectionReader,
+    cache: Arc<BlockCache>,
+    /// The file's number in the cache.
+    id: u32,
+}
+
+impl Drop for SubspaceFile {
+    fn drop(&mut self) {
+        self.cache.forget(self.id);
+    }
 }
 
 impl std::fmt::Debug for SubspaceFile {
@@ -1106,12 +1119,11 @@ impl SectionReader {
         if at != info.offset + info.length {
             return Err(corrupt(format!("{name} blocks do not fill the section")));
         }
-        let cache = (0..blocks).map(|_| OnceLock::new()).collect();
         Ok(SectionReader {
             info,
             blocks: out,
-            cache,
             name,
+            number: (info.kind == KIND_DEPTH) as u8,
         })
     }
 
@@ -1151,27 +1163,19 @@ impl SectionReader {
         })
     }
 
-    /// Block `b` from the cache, decompressing it on first use.
+    /// `read` applied to block `b`, from `cache` or decompressed into it.
     #[inline]
-    fn block(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<&[u8], FormatError> {
-        if let Some(data) = self.cache[b].get() {
-            return Ok(data);
-        }
-        self.block_cold(path, map, b, size)
-    }
-
-    #[cold]
-    fn block_cold(
+    fn with_block<R>(
         &self,
-        path: &Path,
-        map: &[u8],
+        file: &SubspaceFile,
         b: usize,
-        size: u64,
-    ) -> Result<&[u8], FormatError> {
-        let data = self.decode(path, map, b, size)?.into_boxed_slice();
-        // Another thread may have won the race; either copy is the same.
-        let _ = self.cache[b].set(data);
-        Ok(self.cache[b].get().expect("just set"))
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, FormatError> {
+        file.cache.with(
+            Key::new(file.id, self.number, b as u32),
+            || self.decode(&file.path, &file.map, b, file.header.size),
+            read,
+        )
     }
 }
 
@@ -1202,7 +1206,18 @@ fn half_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u16> {
 impl SubspaceFile {
     /// Opens and maps a file, checking magic, version, header checksum, the
     /// expectations, section bounds and block tables. Blocks are checked when read.
+    /// The file reads through a cache of its own with the default limit
+    /// ([`crate::cache::DEFAULT_LIMIT`]).
     pub fn open(path: &Path, expect: &Expect) -> Result<SubspaceFile, FormatError> {
+        SubspaceFile::open_cached(path, expect, Arc::default())
+    }
+
+    /// As [`SubspaceFile::open`], reading through `cache` (shared with other files).
+    pub fn open_cached(
+        path: &Path,
+        expect: &Expect,
+        cache: Arc<BlockCache>,
+    ) -> Result<SubspaceFile, FormatError> {
         let mut file = open_regular(path)?;
         let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
         if file_len < HEADER_LEN as u64 {
@@ -1291,6 +1306,8 @@ impl SubspaceFile {
             header,
             wdl,
             depth,
+            id: cache.register(),
+            cache,
         })
     }
 
@@ -1333,8 +1350,10 @@ impl SubspaceFile {
         self.check_idx(idx)?;
         let per = self.wdl.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
-        let data = self.wdl.block(&self.path, &self.map, b, self.header.size)?;
-        trit_at(self.wdl.info.encoding, data, i).ok_or_else(|| self.corrupt_slot("WDL", idx))
+        let encoding = self.wdl.info.encoding;
+        self.wdl
+            .with_block(self, b, |data| trit_at(encoding, data, i))?
+            .ok_or_else(|| self.corrupt_slot("WDL", idx))
     }
 
     /// Win, draw or loss of slot `idx`. Reads only the WDL section.
@@ -1352,10 +1371,9 @@ impl SubspaceFile {
         let t = self.trit(idx)?;
         let per = self.depth.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
-        let data = self
-            .depth
-            .block(&self.path, &self.map, b, self.header.size)?;
-        half_at(self.depth.info.encoding, data, i)
+        let encoding = self.depth.info.encoding;
+        self.depth
+            .with_block(self, b, |data| half_at(encoding, data, i))?
             .and_then(|h| combine(t, h))
             .ok_or_else(|| self.corrupt_slot("depth", idx))
     }
@@ -1449,13 +1467,9 @@ impl SubspaceFile {
         (self.header.wdl.length, self.header.depth.length)
     }
 
-    /// Decompressed blocks held in the probe cache, and their bytes.
+    /// Decompressed blocks of this file held in its cache, and their bytes.
     pub fn cached(&self) -> (usize, usize) {
-        [&self.wdl, &self.depth]
-            .iter()
-            .flat_map(|s| s.cache.iter())
-            .filter_map(|c| c.get())
-            .fold((0, 0), |(n, b), d| (n + 1, b + d.len()))
+        self.cache.held_by(self.id)
     }
 }
 
@@ -1467,20 +1481,7 @@ impl SubspaceFile {
 mod tests {
     use super::*;
 
-    /// A small deterministic generator (splitmix64).
-    pub(crate) struct Mix(pub u64);
-    impl Mix {
-        pub fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        pub fn below(&mut self, n: u64) -> u64 {
-            ((self.next() as u128 * n as u128) >> 64) as u64
-        }
-    }
+    use crate::mix::SplitMix as Mix;
 
     fn meta_for(codes: &[u16]) -> SubspaceMeta {
         let mut m = SubspaceMeta {
@@ -1646,8 +1647,8 @@ mod tests {
         for i in 0..codes.len() as u64 {
             f.wdl(i).unwrap();
         }
-        assert!(f.depth.cache.iter().all(|c| c.get().is_none()));
-        assert!(f.wdl.cache.iter().all(|c| c.get().is_some()));
+        assert_eq!(f.cache.blocks_of(f.id, f.depth.number), 0);
+        assert_eq!(f.cache.blocks_of(f.id, f.wdl.number), f.wdl.blocks.len());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -17,6 +17,7 @@
 
 pub mod arena;
 pub mod build;
+pub mod cache;
 pub mod engine;
 pub mod fen;
 pub mod format;
@@ -24,6 +25,7 @@ pub mod game;
 pub mod index;
 pub mod manifest;
 pub mod memory;
+pub mod mix;
 pub mod notation;
 pub mod opening;
 pub mod perft;

@@ -2,11 +2,14 @@
 //! phases.
 //!
 //! [`Tablebase::open`] reads `manifest.json` (if present) and notes which `k-l.mdb`
-//! files exist; nothing else. Each file is mapped and its header checked the first
-//! time a position of its subspace is probed, and each compressed block is
-//! decompressed the first time it is read; both are kept in `OnceLock`s, so warm
-//! probes take no lock and allocate nothing. A `Tablebase` is `Send + Sync`: share
-//! one (`&` or `Arc`) between all threads.
+//! files exist; nothing else. More directories can be added
+//! ([`Tablebase::add_directory`]). Each file is mapped and its header checked the
+//! first time a position of its subspace is probed (kept in a `OnceLock`), and each
+//! compressed block is decompressed when it is read and not in the cache of
+//! decompressed blocks, which all files share and which holds at most
+//! [`Tablebase::cache_limit`] bytes ([`crate::cache::DEFAULT_LIMIT`] unless set).
+//! A warm probe takes one uncontended lock and allocates nothing. A `Tablebase` is
+//! `Send + Sync`: share one (`&` or `Arc`) between all threads.
 //!
 //! Values are from the side to move's point of view (RULES.md). Moving-phase
 //! positions are in the subspace files `k-l.mdb`, placement-phase positions in the
@@ -14,15 +17,17 @@
 //! placement sectors answers placement positions with [`ProbeError::Missing`], and
 //! the opening search ([`crate::opening`]) answers them instead.
 
+use crate::cache::BlockCache;
 use crate::format::{Expect, FormatError, SubspaceFile};
 use crate::index::Index;
 use crate::manifest::Manifest;
+use crate::mix::{below, splitmix64};
 use crate::position::{Ply, Position, PositionError};
 use crate::rules::{Bits, Rules};
 use crate::sector::Sector;
 use crate::value::{Value, Wdl};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Why a probe gave no value.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +55,16 @@ pub enum ProbeError {
     /// The subspace's file is damaged, of other rules or of another format.
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// A directory added to a tablebase is of other rules than the first.
+    #[error("{}: its manifest is for rules {found}, the tablebase is for {expected}", dir.display())]
+    OtherRules {
+        /// The directory added.
+        dir: PathBuf,
+        /// The rules of its manifest.
+        found: String,
+        /// The rules of the tablebase.
+        expected: String,
+    },
     /// The position cannot occur under the rules.
     #[error("illegal position: {0}")]
     Illegal(#[from] PositionError),
@@ -63,7 +78,10 @@ pub enum ProbeError {
 
 /// A database directory opened for probing.
 pub struct Tablebase {
-    dir: PathBuf,
+    /// The directories, in the order they were added; a file is read from the first
+    /// that has it.
+    dirs: Vec<PathBuf>,
+    cache: Arc<BlockCache>,
     rules: &'static Rules,
     fingerprint: u64,
     manifest: Option<Manifest>,
@@ -77,7 +95,8 @@ pub struct Tablebase {
 }
 
 struct Slot {
-    present: bool,
+    /// The directory (in [`Tablebase::dirs`]) holding the file, if any does.
+    dir: Option<usize>,
     file: OnceLock<SubspaceFile>,
 }
 
@@ -90,21 +109,22 @@ const _: fn() = || {
 impl std::fmt::Debug for Tablebase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tablebase")
-            .field("dir", &self.dir)
+            .field("dirs", &self.dirs)
             .field("available", &self.available())
             .finish_non_exhaustive()
     }
 }
 
 impl Tablebase {
-    /// Opens the database directory `dir` for the standard rules: reads
-    /// `manifest.json` if there is one and registers the `k-l.mdb` files present.
-    /// Opens no database file yet. A damaged manifest is not an error (the files are
-    /// authoritative); see [`Tablebase::manifest_problem`].
+    /// Opens the database directory `dir`: reads `manifest.json` if there is one and
+    /// registers the database files present. Opens no database file yet. A damaged
+    /// manifest is not an error (the files are authoritative); see
+    /// [`Tablebase::manifest_problem`].
     ///
     /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
     /// without a readable manifest, the standard rules.
-    pub fn open(dir: &Path) -> Result<Tablebase, ProbeError> {
+    pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
+        let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
@@ -121,26 +141,14 @@ impl Tablebase {
             .unwrap_or_else(Rules::standard);
         let n = rules.stones as usize + 1;
         let slots = (0..n * n * n * n)
-            .map(|i| {
-                let s = Sector {
-                    k: (i / (n * n * n)) as u8,
-                    l: (i / (n * n) % n) as u8,
-                    hk: (i / n % n) as u8,
-                    hl: (i % n) as u8,
-                };
-                let wanted = if s.is_moving() {
-                    s.k >= 3 && s.l >= 3
-                } else {
-                    s.is_valid(rules)
-                };
-                Slot {
-                    present: wanted && dir.join(s.file_name()).is_file(),
-                    file: OnceLock::new(),
-                }
+            .map(|_| Slot {
+                dir: None,
+                file: OnceLock::new(),
             })
             .collect();
-        Ok(Tablebase {
-            dir: dir.to_path_buf(),
+        let mut tb = Tablebase {
+            dirs: Vec::new(),
+            cache: Arc::default(),
             rules,
             fingerprint: rules.fingerprint(),
             manifest,
@@ -148,12 +156,89 @@ impl Tablebase {
             index: Index::for_rules(rules),
             slots,
             damage: OnceLock::new(),
-        })
+        };
+        tb.register(dir);
+        Ok(tb)
     }
 
-    /// The database directory.
+    /// Adds the database directory `dir`: its files are probed where the directories
+    /// added before have none (a database split over disks, or the placement sectors
+    /// apart from the moving phase). Its manifest, if readable, must be of the same
+    /// rules ([`ProbeError::OtherRules`]); its files are checked against the rules
+    /// when first read, as all are.
+    pub fn add_directory(&mut self, dir: impl AsRef<Path>) -> Result<(), ProbeError> {
+        let dir = dir.as_ref();
+        if !dir.is_dir() {
+            return Err(ProbeError::NoDatabase {
+                dir: dir.to_path_buf(),
+            });
+        }
+        if let Ok(Some(m)) = Manifest::load(dir)
+            && m.fingerprint() != Some(self.fingerprint)
+        {
+            return Err(ProbeError::OtherRules {
+                dir: dir.to_path_buf(),
+                found: m.rules.name.clone(),
+                expected: self.rules.name.to_string(),
+            });
+        }
+        self.register(dir);
+        Ok(())
+    }
+
+    /// Notes the files of `dir` that no earlier directory has.
+    fn register(&mut self, dir: &Path) {
+        let number = self.dirs.len();
+        self.dirs.push(dir.to_path_buf());
+        for i in 0..self.slots.len() {
+            let s = self.sector_at(i);
+            let wanted = if s.is_moving() {
+                s.k >= 3 && s.l >= 3
+            } else {
+                s.is_valid(self.rules)
+            };
+            let slot = &mut self.slots[i];
+            if slot.dir.is_none() && wanted && dir.join(s.file_name()).is_file() {
+                slot.dir = Some(number);
+            }
+        }
+    }
+
+    /// The sector of slot `i` (see [`Tablebase::slot`]).
+    fn sector_at(&self, i: usize) -> Sector {
+        let n = self.rules.stones as usize + 1;
+        Sector {
+            k: (i / (n * n * n)) as u8,
+            l: (i / (n * n) % n) as u8,
+            hk: (i / n % n) as u8,
+            hl: (i % n) as u8,
+        }
+    }
+
+    /// The first database directory (where the manifest was read).
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.dirs[0]
+    }
+
+    /// Every database directory, in the order they were added.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// The most bytes of decompressed blocks kept in memory.
+    pub fn cache_limit(&self) -> usize {
+        self.cache.limit()
+    }
+
+    /// Sets the most bytes of decompressed blocks kept in memory (blocks beyond it
+    /// are evicted, least recently read first, and decompressed again when read).
+    pub fn set_cache_limit(&self, bytes: usize) {
+        self.cache.set_limit(bytes);
+    }
+
+    /// Bytes of decompressed blocks kept in memory now.
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.bytes()
     }
 
     /// The rules the databases are probed under.
@@ -204,7 +289,7 @@ impl Tablebase {
 
     /// Whether the file of a sector (either phase) was present at opening.
     pub fn has_sector(&self, s: Sector) -> bool {
-        self.slot(s).is_some_and(|s| s.present)
+        self.slot(s).is_some_and(|s| s.dir.is_some())
     }
 
     /// The subspaces `(k, l)` whose files were present at opening, sorted.
@@ -218,15 +303,9 @@ impl Tablebase {
 
     /// Every sector (either phase) whose file was present at opening, sorted.
     pub fn available_sectors(&self) -> Vec<Sector> {
-        let n = self.rules.stones as usize + 1;
         (0..self.slots.len())
-            .filter(|&i| self.slots[i].present)
-            .map(|i| Sector {
-                k: (i / (n * n * n)) as u8,
-                l: (i / (n * n) % n) as u8,
-                hk: (i / n % n) as u8,
-                hl: (i % n) as u8,
-            })
+            .filter(|&i| self.slots[i].dir.is_some())
+            .map(|i| self.sector_at(i))
             .collect()
     }
 
@@ -258,21 +337,27 @@ impl Tablebase {
 
     /// The file of a sector (either phase), mapped and its header checked on first use.
     pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {
-        let slot = match self.slot(s) {
-            Some(slot) if slot.present => slot,
+        let (slot, dir) = match self.slot(s) {
+            Some(slot @ Slot { dir: Some(dir), .. }) => (slot, *dir),
             _ => return Err(self.missing(s)),
         };
         if let Some(f) = slot.file.get() {
             return Ok(f);
         }
-        self.open_file(slot, s)
+        self.open_file(slot, &self.dirs[dir], s)
     }
 
     #[cold]
-    fn open_file<'a>(&self, slot: &'a Slot, s: Sector) -> Result<&'a SubspaceFile, ProbeError> {
+    fn open_file<'a>(
+        &self,
+        slot: &'a Slot,
+        dir: &Path,
+        s: Sector,
+    ) -> Result<&'a SubspaceFile, ProbeError> {
         let (k, l) = s.counts();
         let expect = Expect::sector(self.fingerprint, s, self.index.size(k, l));
-        let file = SubspaceFile::open(&self.dir.join(s.file_name()), &expect)?;
+        let path = dir.join(s.file_name());
+        let file = SubspaceFile::open_cached(&path, &expect, self.cache.clone())?;
         // A racing thread may have opened it too; either is the same file.
         let _ = slot.file.set(file);
         Ok(slot.file.get().expect("just set"))
@@ -285,9 +370,9 @@ impl Tablebase {
             "--phase placement".to_string()
         };
         ProbeError::Missing {
-            hint: format!("run `millbase build --db {} {what}`", self.dir.display()),
+            hint: format!("run `millbase build --db {} {what}`", self.dir().display()),
             subspace: s.name(),
-            dir: self.dir.clone(),
+            dir: self.dir().to_path_buf(),
         }
     }
 
@@ -461,7 +546,7 @@ impl Tablebase {
             return Ok(None);
         };
         let ties = moves.iter().take_while(|m| m.1 == best).count() as u64;
-        let pick = ((splitmix64(seed) as u128 * ties as u128) >> 64) as usize;
+        let pick = below(splitmix64(seed), ties) as usize;
         Ok(Some(moves[pick]))
     }
 }
@@ -485,14 +570,6 @@ fn flip(w: Wdl) -> Wdl {
     }
 }
 
-/// A well-mixed 64-bit function of a seed (splitmix64's finaliser).
-fn splitmix64(seed: u64) -> u64 {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,6 +588,10 @@ mod tests {
     }
 
     fn write_synthetic(dir: &Path, k: u32, l: u32) {
+        write_synthetic_with(dir, k, l, &WriteOptions::default());
+    }
+
+    fn write_synthetic_with(dir: &Path, k: u32, l: u32, opts: &WriteOptions) {
         let idx = Index::standard();
         let codes: Vec<u16> = (0..idx.size(k, l)).map(|i| synthetic(k, l, i)).collect();
         let mut meta = SubspaceMeta {
@@ -541,7 +622,7 @@ mod tests {
         let opts = WriteOptions {
             wdl_level: 1,
             depth_level: 1,
-            ..Default::default()
+            ..opts.clone()
         };
         write_subspace_with(
             &dir.join(crate::manifest::file_name(k, l)),
@@ -558,6 +639,12 @@ mod tests {
     impl Drop for TempDb {
         fn drop(&mut self) {
             let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    impl AsRef<Path> for TempDb {
+        fn as_ref(&self) -> &Path {
+            &self.0
         }
     }
 
@@ -811,6 +898,93 @@ mod tests {
             tb.probe(&pos),
             Err(ProbeError::Format(FormatError::Mismatch { .. }))
         ));
+    }
+
+    #[test]
+    fn the_block_cache_stays_within_its_limit() {
+        // Small blocks, so that the files have hundreds of them.
+        let d = temp_db("cache");
+        let opts = WriteOptions {
+            wdl_block: 4096,
+            depth_block: 4096,
+            ..Default::default()
+        };
+        for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+            write_synthetic_with(&d, k, l, &opts);
+        }
+        let tb = Tablebase::open(&*d).unwrap();
+        assert_eq!(tb.cache_limit(), crate::cache::DEFAULT_LIMIT);
+        let limit = 200 * 1024;
+        tb.set_cache_limit(limit);
+        let idx = Index::standard();
+        let mut r = 23;
+        for _ in 0..3000 {
+            for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+                let pos = random_position(&mut r, k, l);
+                let code = synthetic(k, l, idx.index(pos.own(), pos.opp()));
+                assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+                assert!(tb.cache_bytes() <= limit, "{}", tb.cache_bytes());
+            }
+        }
+        // It was used, and more blocks were read than it holds.
+        let held: usize = [(3, 3), (3, 4), (4, 3)]
+            .iter()
+            .map(|&(k, l)| tb.file(k, l).unwrap().cached().1)
+            .sum();
+        assert_eq!(held, tb.cache_bytes());
+        assert!(held > limit / 2, "{held}");
+        let all: u64 = [(3, 3), (3, 4), (4, 3)]
+            .iter()
+            .map(|&(k, l)| idx.size(k, l) * 6 / 5)
+            .sum();
+        assert!(all as usize > 2 * limit);
+        tb.set_cache_limit(0);
+        assert_eq!(tb.cache_bytes(), 0);
+        let pos = random_position(&mut r, 3, 3);
+        let code = synthetic(3, 3, idx.index(pos.own(), pos.opp()));
+        assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+    }
+
+    #[test]
+    fn files_come_from_the_first_directory_that_has_them() {
+        let a = temp_db("dirs-a");
+        let b = temp_db("dirs-b");
+        write_synthetic(&a, 3, 3);
+        write_synthetic(&b, 3, 3);
+        write_synthetic(&b, 3, 4);
+        write_synthetic(&b, 4, 3);
+        // A damaged copy in the second directory is never read.
+        let path = b.join("3-3.mdb");
+        let mut bytes = fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n - 10] ^= 0x40;
+        fs::write(&path, &bytes).unwrap();
+        let mut tb = Tablebase::open(&*a).unwrap();
+        assert_eq!(tb.available(), vec![(3, 3)]);
+        tb.add_directory(&*b).unwrap();
+        assert_eq!(tb.available(), vec![(3, 3), (3, 4), (4, 3)]);
+        assert_eq!(tb.dirs(), &[a.to_path_buf(), b.to_path_buf()]);
+        let idx = Index::standard();
+        let mut r = 31;
+        for _ in 0..2000 {
+            for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+                let pos = random_position(&mut r, k, l);
+                let code = synthetic(k, l, idx.index(pos.own(), pos.opp()));
+                assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+            }
+        }
+        assert!(matches!(
+            tb.add_directory("/nonexistent/db"),
+            Err(ProbeError::NoDatabase { .. })
+        ));
+        // A directory of other rules is refused.
+        let c = temp_db("dirs-c");
+        crate::manifest::Manifest::load_or_new(&c, Rules::by_name("standard-4").unwrap())
+            .unwrap()
+            .save(&c)
+            .unwrap();
+        let e = tb.add_directory(&*c).unwrap_err();
+        assert!(matches!(e, ProbeError::OtherRules { .. }), "{e}");
     }
 
     #[test]
