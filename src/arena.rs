@@ -403,12 +403,7 @@ pub struct GameRecord {
 }
 
 /// splitmix64: a well-mixed function of a 64-bit number.
-pub fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::mix::splitmix64 as mix;
 
 fn derive(seed: u64, a: u64, b: u64) -> u64 {
     mix(mix(seed

@@ -36,6 +36,7 @@ impl Key {
         (self.0 >> 32) as u32
     }
 
+    #[cfg(test)]
     fn section(self) -> u8 {
         (self.0 >> 31 & 1) as u8
     }

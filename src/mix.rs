@@ -24,8 +24,7 @@ pub struct SplitMix(pub u64);
 
 impl SplitMix {
     /// The next number of the sequence.
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let x = self.0;
         self.0 = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
         splitmix64(x)
@@ -33,7 +32,7 @@ impl SplitMix {
 
     /// A number in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        below(self.next(), n)
+        below(self.next_u64(), n)
     }
 }
 
@@ -45,8 +44,8 @@ mod tests {
     fn generator_is_the_splitmix64_sequence() {
         // The first outputs of splitmix64 from seed 0 (Vigna's reference values).
         let mut g = SplitMix(0);
-        assert_eq!(g.next(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(g.next(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(g.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(g.next_u64(), 0x6E78_9E6A_A1B9_65F4);
         assert_eq!(splitmix64(0), 0xE220_A839_7B1D_CDAF);
         for n in [1, 2, 3, 1000] {
             for _ in 0..100 {
