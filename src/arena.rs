@@ -25,7 +25,7 @@
 
 use crate::engine::{Endgame, Engine, EngineConfig, Limits};
 use crate::fen::{self, Counters};
-use crate::game::Game;
+use crate::game::{End, Game};
 use crate::notation::{format_ply, parse_ply, parse_ply_syntax};
 use crate::opening::{Opening, OpeningError, OpeningOptions};
 use crate::position::{Color, Phase, Ply, Position};
@@ -845,11 +845,10 @@ fn db_value(db: &Tablebase, pos: &Position) -> Option<Value> {
 
 /// The value for the mover of playing `ply` in `pos`.
 fn ply_value(db: &Tablebase, rules: &Rules, pos: &Position, ply: Ply) -> Option<Value> {
-    let child = pos.after(rules, ply);
-    if child.material(child.to_move) < 3 {
-        return Some(Value::Win(1));
-    }
-    db_value(db, &child).map(Value::parent)
+    crate::value::ply_value(&pos.after(rules, ply), |child| {
+        db_value(db, child).ok_or(())
+    })
+    .ok()
 }
 
 /// Plays game `number` (A is White in even games) from `start`.
@@ -927,19 +926,13 @@ pub fn play_game(
     let (winner, reason) = loop {
         let pos = *game.position();
         let played = game.plies.len() - first;
-        if pos.material(pos.to_move.other()) < 3 {
-            break (Some(pos.to_move), Reason::Stones);
-        }
-        if pos.material(pos.to_move) < 3 {
-            break (Some(pos.to_move.other()), Reason::Stones);
+        match game.end(rules, 3) {
+            Some(End::Stones { winner }) => break (Some(winner), Reason::Stones),
+            Some(End::Blocked { winner }) => break (Some(winner), Reason::Blocked),
+            Some(End::Repetition) => break (None, Reason::Repetition),
+            None => {}
         }
         let legal = pos.legal_plies(rules);
-        if legal.is_empty() {
-            break (Some(pos.to_move.other()), Reason::Blocked);
-        }
-        if game.occurrences() >= 3 {
-            break (None, Reason::Repetition);
-        }
         if config.max_quiet > 0 && game.counters.plies_since_removal >= config.max_quiet {
             break (None, Reason::QuietPlies);
         }

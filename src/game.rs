@@ -26,6 +26,23 @@ pub enum GameError {
     Trailing(String),
 }
 
+/// How a game ended ([`Game::end`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The loser is down to two stones.
+    Stones {
+        /// The side that won.
+        winner: Color,
+    },
+    /// The side to move, the loser, has no legal ply.
+    Blocked {
+        /// The side that won.
+        winner: Color,
+    },
+    /// The position repeated: a draw.
+    Repetition,
+}
+
 /// A game: where it started, what was played, and every position since.
 #[derive(Clone, Debug)]
 pub struct Game {
@@ -156,6 +173,25 @@ impl Game {
     /// which the rules score as a draw.
     pub fn is_repetition(&self) -> bool {
         self.occurrences() > 1
+    }
+
+    /// Whether and how the game is over: a side down to two stones has lost, a side
+    /// to move without a legal ply has lost, and the current moving-phase position
+    /// occurring `repetitions` times is a draw (2 under the rules of RULES.md, where
+    /// any repetition draws; matches between engines play on to 3).
+    pub fn end(&self, rules: &Rules, repetitions: usize) -> Option<End> {
+        let pos = self.position();
+        let (me, them) = (pos.to_move, pos.to_move.other());
+        if pos.material(them) < 3 {
+            return Some(End::Stones { winner: me });
+        }
+        if pos.material(me) < 3 {
+            return Some(End::Stones { winner: them });
+        }
+        if pos.legal_plies(rules).is_empty() {
+            return Some(End::Blocked { winner: them });
+        }
+        (self.occurrences() >= repetitions).then_some(End::Repetition)
     }
 
     /// The plies played, written out.

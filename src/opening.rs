@@ -5,9 +5,9 @@
 //! values. A ply that leaves the opponent fewer than three stones ends the game and is
 //! `Win(1)`.
 //!
-//! **Scores.** Inside the search a value is an `i32` score relative to the root:
-//! `Win(n)` at depth `d` is `MATE - (d + n)`, `Loss(n)` is `-(MATE - (d + n))`, a draw
-//! 0. Measured from the root every score is the ply at which the game ends, so plain
+//! **Scores.** Inside the search a value is an `i32` score relative to the root, on
+//! the engine's scale ([`crate::engine::score`]): `Win(n)` at depth `d` is
+//! `MATE - (d + n)`, `Loss(n)` is `-(MATE - (d + n))`, a draw 0. Measured from the root every score is the ply at which the game ends, so plain
 //! negation is exact and alpha-beta windows need no distance adjustment; the table
 //! stores values relative to the node (a [`Value`] code), converted on the way in
 //! and out.
@@ -31,9 +31,10 @@
 //! positions up to a given ply to `opening.bin` in the database directory (layout in
 //! `docs/FORMAT.md`); every later search reads them first.
 
+use crate::engine::score::{INFINITE, from_value, value_at};
 use crate::format::{FormatError, write_atomic, xxh64};
 use crate::manifest::subspace_name;
-use crate::position::{Color, NONE, Phase, Ply, Position, points};
+use crate::position::{Color, NONE, Phase, Ply, Position};
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::{Bits, Rules};
 use crate::value::Value;
@@ -43,10 +44,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// Score of a win at the root (ply 0); wins later score less.
-const MATE: i32 = 30_000;
-/// Above every score.
-const INF: i32 = 32_000;
 /// The file of saved opening values in a database directory.
 pub const SAVED_FILE: &str = "opening.bin";
 const MAGIC: &[u8; 8] = b"MILLOPEN";
@@ -247,18 +244,8 @@ impl<'a> Opening<'a> {
         if pos.phase() == Phase::Moving || self.in_tables(pos) {
             return Ok(self.tb.moves(pos)?);
         }
-        let mut out = Vec::new();
-        for ply in pos.legal_plies(self.rules) {
-            let child = pos.after(self.rules, ply);
-            let v = if child.material(child.to_move) < 3 {
-                Value::Win(1)
-            } else {
-                self.value(&child)?.parent()
-            };
-            out.push((ply, v));
-        }
-        out.sort_by(|a, b| b.1.cmp_goodness(a.1));
-        Ok(out)
+        let rules = self.rules;
+        crate::value::ranked_plies(rules, pos, |child| self.value(child))
     }
 
     /// Saves the exact values the table holds for positions at most `max_ply` plies
@@ -328,15 +315,15 @@ impl<'a> Opening<'a> {
         let (score, best) = search.root_search(pos, -1, 1)?;
         let (score, best) = match score {
             0 => (score, best),
-            s if s > 0 => search.root_search(pos, 0, INF)?,
-            _ => search.root_search(pos, -INF, 0)?,
+            s if s > 0 => search.root_search(pos, 0, INFINITE)?,
+            _ => search.root_search(pos, -INFINITE, 0)?,
         };
         let missing = search.missing_list();
         self.table_assumed |= !missing.is_empty();
         if let Some(ply) = best {
             let (key, sym) = canonical_key(self.rules, pos);
             let entry = Entry {
-                code: to_value(score, 0).code(),
+                code: value_at(score, 0).code(),
                 bound: Bound::Exact,
                 remaining: (pos.hand[0] + pos.hand[1]) as u64,
                 ply: search.encode_ply(ply, sym),
@@ -344,7 +331,7 @@ impl<'a> Opening<'a> {
             table.put(key, entry);
         }
         Ok(RootResult {
-            value: to_value(score, 0),
+            value: value_at(score, 0),
             best,
             nodes: search.nodes.into_inner(),
             probes: search.probes.into_inner(),
@@ -386,24 +373,6 @@ fn order(a: Value, b: Value) -> (Value, Value) {
         (b, a)
     } else {
         (a, b)
-    }
-}
-
-/// The score at depth `d` of a node whose value is `v`.
-fn to_score(v: Value, d: i32) -> i32 {
-    match v {
-        Value::Win(n) => MATE - d - n as i32,
-        Value::Loss(n) => -(MATE - d - n as i32),
-        Value::Draw => 0,
-    }
-}
-
-/// The value of a node at depth `d` whose score is `s`.
-fn to_value(s: i32, d: i32) -> Value {
-    match s.cmp(&0) {
-        CmpOrdering::Greater => Value::Win((MATE - d - s) as u16),
-        CmpOrdering::Less => Value::Loss((MATE - d + s) as u16),
-        CmpOrdering::Equal => Value::Draw,
     }
 }
 
@@ -470,7 +439,7 @@ impl Search<'_> {
     ) -> Result<(i32, Option<Ply>), ProbeError> {
         let plies = self.ordered(pos, None);
         let Some((&first, rest)) = plies.split_first() else {
-            return Ok((to_score(Value::Loss(0), 0), None));
+            return Ok((from_value(Value::Loss(0), 0), None));
         };
         let mut best = (self.child_score(pos, first, 0, alpha, beta)?, Some(first));
         if best.0 >= beta || rest.is_empty() {
@@ -505,7 +474,7 @@ impl Search<'_> {
     ) -> Result<i32, ProbeError> {
         let child = pos.after(self.rules, ply);
         if child.material(child.to_move) < 3 {
-            return Ok(MATE - d - 1);
+            return Ok(from_value(Value::Win(1), d as usize));
         }
         Ok(-self.negamax(&child, d + 1, -beta, -alpha)?)
     }
@@ -514,16 +483,16 @@ impl Search<'_> {
     fn negamax(&self, pos: &Position, d: i32, alpha: i32, beta: i32) -> Result<i32, ProbeError> {
         self.nodes.fetch_add(1, Ordering::Relaxed);
         if pos.phase() == Phase::Moving && !pos.pending_removal {
-            return Ok(to_score(self.leaf(pos)?, d));
+            return Ok(from_value(self.leaf(pos)?, d as usize));
         }
         let (key, sym) = canonical_key(self.rules, pos);
         if let Some(v) = self.saved.get(key) {
-            return Ok(to_score(v, d));
+            return Ok(from_value(v, d as usize));
         }
         let entry = self.table.get(key);
         let mut hint = None;
         if let Some(e) = entry {
-            let s = to_score(Value::from_code(e.code), d);
+            let s = from_value(Value::from_code(e.code), d as usize);
             match e.bound {
                 Bound::Exact => return Ok(s),
                 Bound::Lower if s >= beta => return Ok(s),
@@ -532,7 +501,7 @@ impl Search<'_> {
             }
             hint = Some(self.decode_ply(e.ply, sym));
         }
-        let mut best = (-INF, None);
+        let mut best = (-INFINITE, None);
         for ply in self.ordered(pos, hint) {
             let s = self.child_score(pos, ply, d, alpha.max(best.0), beta)?;
             if s > best.0 {
@@ -543,7 +512,7 @@ impl Search<'_> {
             }
         }
         let Some(ply) = best.1 else {
-            return Ok(to_score(Value::Loss(0), d));
+            return Ok(from_value(Value::Loss(0), d as usize));
         };
         let bound = if best.0 <= alpha {
             Bound::Upper
@@ -553,7 +522,7 @@ impl Search<'_> {
             Bound::Exact
         };
         let remaining = (pos.hand[0] + pos.hand[1]) as u64;
-        let code = to_value(best.0, d).code();
+        let code = value_at(best.0, d as usize).code();
         self.table.put(
             key,
             Entry {
@@ -570,7 +539,8 @@ impl Search<'_> {
     fn leaf(&self, pos: &Position) -> Result<Value, ProbeError> {
         let (own, opp) = (pos.own(), pos.opp());
         let k = own.count_ones();
-        if k < 3 || (k > 3 && blocked(self.rules, own, opp)) {
+        let empty = self.rules.all() & !(own | opp);
+        if k < 3 || (!self.rules.flies(k, 0) && self.rules.cannot_slide(own, empty)) {
             return Ok(Value::Loss(0));
         }
         match self.tb.probe_sets(own, opp) {
@@ -611,7 +581,7 @@ impl Search<'_> {
     /// The legal plies, the table's hint first, then mills, blocks, point degree.
     fn ordered(&self, pos: &Position, hint: Option<Ply>) -> Vec<Ply> {
         let mut plies = pos.legal_plies(self.rules);
-        let opp_open = open_points(self.rules, pos.opp(), pos.own());
+        let opp_open = self.rules.mill_holes(pos.opp(), pos.empty(self.rules));
         let rank = |p: &Ply| -> i32 {
             if Some(*p) == hint {
                 return i32::MIN;
@@ -659,22 +629,6 @@ impl Search<'_> {
             remove: back(packed >> 5 & 31),
         }
     }
-}
-
-/// Whether no stone of `own` (which may not fly) has an empty neighbour.
-fn blocked(rules: &Rules, own: Bits, opp: Bits) -> bool {
-    let empty = rules.all() & !(own | opp);
-    points(own).all(|p| rules.adjacency[p as usize] & empty == 0)
-}
-
-/// The empty points where `side` would close a mill (two of its stones on a mill
-/// line whose third point is empty).
-fn open_points(rules: &Rules, side: Bits, other: Bits) -> Bits {
-    rules
-        .mills
-        .iter()
-        .filter(|&&m| m & other == 0 && (m & side).count_ones() == 2)
-        .fold(0, |acc, &m| acc | (m & !side))
 }
 
 /// What a table entry says about its score.
@@ -939,9 +893,9 @@ mod tests {
                 Value::Win(41),
                 Value::Loss(88),
             ] {
-                assert_eq!(to_value(to_score(v, d), d), v);
+                assert_eq!(value_at(from_value(v, d as usize), d), v);
                 // Negation one ply up is the parent value.
-                assert_eq!(to_value(-to_score(v, d + 1), d), v.parent());
+                assert_eq!(value_at(-from_value(v, (d + 1) as usize), d), v.parent());
             }
         }
     }

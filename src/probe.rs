@@ -25,7 +25,7 @@ use crate::mix::{below, splitmix64};
 use crate::position::{Ply, Position, PositionError};
 use crate::rules::{Bits, Rules};
 use crate::sector::Sector;
-use crate::value::{Value, Wdl};
+use crate::value::{Value, Wdl, ranked_plies};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -458,13 +458,9 @@ impl Tablebase {
     /// The value of playing into `child` (a position after a legal ply), for the
     /// side that played: `Win(1)` if it left the opponent fewer than three stones,
     /// otherwise the child's value one ply earlier ([`Value::parent`]). The one
-    /// place this rule is written for the probe library.
+    /// rule is [`crate::value::ply_value`].
     pub fn ply_value(&self, child: &Position) -> Result<Value, ProbeError> {
-        if child.material(child.to_move) < 3 {
-            Ok(Value::Win(1))
-        } else {
-            Ok(self.stored(child)?.parent())
-        }
+        crate::value::ply_value(child, |c| self.stored(c))
     }
 
     /// The exact value of a position of either phase for the side to move: one
@@ -494,11 +490,12 @@ impl Tablebase {
                 let mut best = Wdl::Loss;
                 for ply in pos.legal_plies(self.rules) {
                     let child = pos.after(self.rules, ply);
-                    let w = if child.material(child.to_move) < 3 {
-                        Wdl::Win
+                    let ended = child.material(child.to_move) < 3;
+                    let w = Wdl::of_ply(if ended {
+                        None
                     } else {
-                        flip(self.stored_wdl(&child)?)
-                    };
+                        Some(self.stored_wdl(&child)?)
+                    });
                     best = best.max(w);
                     if best == Wdl::Win {
                         break;
@@ -519,13 +516,7 @@ impl Tablebase {
         if let Kind::Lost = self.classify(pos)? {
             return Ok(Vec::new());
         }
-        let mut out = Vec::new();
-        for ply in pos.legal_plies(self.rules) {
-            out.push((ply, self.ply_value(&pos.after(self.rules, ply))?));
-        }
-        // A stable sort keeps equal values in generation order.
-        out.sort_by(|a, b| b.1.cmp_goodness(a.1));
-        Ok(out)
+        ranked_plies(self.rules, pos, |c| self.stored(c))
     }
 
     /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the
@@ -559,15 +550,6 @@ enum Kind {
     Stored,
     /// A removal is pending: valued through its removals.
     Removal,
-}
-
-/// The WDL one ply earlier, for the side that played into a position.
-fn flip(w: Wdl) -> Wdl {
-    match w {
-        Wdl::Win => Wdl::Loss,
-        Wdl::Draw => Wdl::Draw,
-        Wdl::Loss => Wdl::Win,
-    }
 }
 
 #[cfg(test)]

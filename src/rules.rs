@@ -253,6 +253,42 @@ impl Rules {
         }
     }
 
+    /// Whether no stone of `side` has an empty neighbour (in `empty`): a side that
+    /// must slide cannot move.
+    pub fn cannot_slide(&self, side: Bits, empty: Bits) -> bool {
+        let mut rest = side;
+        while rest != 0 {
+            let p = rest.trailing_zeros();
+            if self.adjacency[p as usize] & empty != 0 {
+                return false;
+            }
+            rest &= rest - 1;
+        }
+        true
+    }
+
+    /// The open mills of `side`: mills holding two of its stones whose third point
+    /// is empty (in `empty`), so that filling it closes the mill.
+    pub fn open_mills(&self, side: Bits, empty: Bits) -> impl Iterator<Item = Bits> + '_ {
+        self.mills
+            .iter()
+            .copied()
+            .filter(move |&m| (m & side).count_ones() == 2 && m & empty != 0)
+    }
+
+    /// The empty points that would close a mill of `side` (the third points of its
+    /// open mills).
+    pub fn mill_holes(&self, side: Bits, empty: Bits) -> Bits {
+        self.open_mills(side, empty)
+            .fold(0, |acc, m| acc | (m & empty))
+    }
+
+    /// The stones of `side` that stand in its open mills.
+    pub fn open_mill_stones(&self, side: Bits, empty: Bits) -> Bits {
+        self.open_mills(side, empty)
+            .fold(0, |acc, m| acc | (m & side))
+    }
+
     /// A stable fingerprint of everything that decides game values (board, mills,
     /// stones, flying, removal), written into database files so that a file built
     /// under other rules is refused. FNV-1a over a canonical description.

@@ -5,6 +5,8 @@
 //! move wins in `n` plies only if it plays the last ply, so `n` is odd for a win and
 //! even for a loss: the parity of the distance says which, and no bit is spent on it.
 
+use crate::position::{Ply, Position};
+use crate::rules::Rules;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -28,6 +30,18 @@ pub enum Wdl {
     Draw,
     /// The side to move wins.
     Win,
+}
+
+impl Wdl {
+    /// [`Value::of_ply`] without distances: `Win` for a ply that ended the game
+    /// (`None`), otherwise the child's result seen by the side that played.
+    pub fn of_ply(child: Option<Wdl>) -> Wdl {
+        match child {
+            None | Some(Wdl::Loss) => Wdl::Win,
+            Some(Wdl::Draw) => Wdl::Draw,
+            Some(Wdl::Win) => Wdl::Loss,
+        }
+    }
 }
 
 impl Value {
@@ -89,6 +103,15 @@ impl Value {
         self.goodness().cmp(&other.goodness())
     }
 
+    /// The value of a ply for the side that plays it, from the value of the position
+    /// it leads to: `None` when the ply ended the game (it left the opponent fewer
+    /// than three stones), which is `Win(1)`; otherwise that value one ply earlier
+    /// ([`Value::parent`]). The rule every user of values applies through this
+    /// function or [`ply_value`].
+    pub fn of_ply(child: Option<Value>) -> Value {
+        child.map_or(Value::Win(1), Value::parent)
+    }
+
     fn goodness(self) -> i32 {
         match self {
             Value::Win(n) => 100_000 - n as i32,
@@ -116,6 +139,39 @@ impl fmt::Display for Wdl {
             Wdl::Loss => "loss",
         })
     }
+}
+
+/// The value of playing into `child` (the position after a legal ply) for the side
+/// that played: [`Value::of_ply`], with `value` asked for the child's value only when
+/// the game goes on.
+pub fn ply_value<E>(
+    child: &Position,
+    value: impl FnOnce(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
+    let ended = child.material(child.to_move) < 3;
+    Ok(Value::of_ply(if ended {
+        None
+    } else {
+        Some(value(child)?)
+    }))
+}
+
+/// Every legal ply of `pos` with its value for the side that plays it
+/// ([`ply_value`], children valued by `value`), best first by
+/// [`Value::cmp_goodness`]: fastest win, then draws, then slowest loss; plies of equal
+/// value in the order of [`Position::legal_plies`]. Empty when there is no legal ply.
+pub fn ranked_plies<E>(
+    rules: &Rules,
+    pos: &Position,
+    mut value: impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Vec<(Ply, Value)>, E> {
+    let mut out = Vec::new();
+    for ply in pos.legal_plies(rules) {
+        out.push((ply, ply_value(&pos.after(rules, ply), &mut value)?));
+    }
+    // A stable sort keeps equal values in generation order.
+    out.sort_by(|a, b| b.1.cmp_goodness(a.1));
+    Ok(out)
 }
 
 #[cfg(test)]

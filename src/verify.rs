@@ -186,16 +186,15 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
             let after = own ^ (1 << from) ^ (1 << to);
             if rules.closes_mill(after, to) {
                 for r in points(removable) {
-                    let child = match lower {
-                        None => Value::Loss(0),
-                        Some(lower) => {
-                            Value::from_code(lower[idx.index(opp & !(1 << r), after) as usize])
-                        }
-                    };
-                    consider(child.parent());
+                    // Without a lower subspace the removal leaves two stones.
+                    let child = lower.map(|lower| {
+                        Value::from_code(lower[idx.index(opp & !(1 << r), after) as usize])
+                    });
+                    consider(Value::of_ply(child));
                 }
             } else {
-                consider(Value::from_code(other[idx.index(opp, after) as usize]).parent());
+                let child = Value::from_code(other[idx.index(opp, after) as usize]);
+                consider(Value::of_ply(Some(child)));
             }
         }
     }

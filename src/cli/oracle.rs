@@ -4,6 +4,7 @@
 use super::board::{PositionArg, describe};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use millbase::game::End;
 use millbase::notation::{format_ply, parse_ply};
 use millbase::opening::{Opening, OpeningError, OpeningOptions, Outcome};
 use millbase::position::Phase;
@@ -286,22 +287,17 @@ pub fn play(a: PlayArgs) -> Result<ExitCode> {
 /// Why the game is over, if it is.
 fn game_end(rules: &Rules, game: &Game) -> Option<String> {
     let pos = game.position();
-    if pos.material(pos.to_move.other()) < 3 {
-        return Some(format!(
+    Some(match game.end(rules, 2)? {
+        End::Stones { winner } if winner == pos.to_move => format!(
             "{} has fewer than three stones: {} wins.",
             pos.to_move.other(),
             pos.to_move
-        ));
-    }
-    if pos.is_lost(rules) {
-        return Some(format!(
-            "{} cannot move: {} wins.",
-            pos.to_move,
-            pos.to_move.other()
-        ));
-    }
-    game.is_repetition()
-        .then(|| "The position repeats: a draw.".to_string())
+        ),
+        End::Stones { .. } | End::Blocked { .. } => {
+            format!("{} cannot move: {} wins.", pos.to_move, pos.to_move.other())
+        }
+        End::Repetition => "The position repeats: a draw.".to_string(),
+    })
 }
 
 /// The value of the position for the side to move, or why it is unknown.

@@ -38,7 +38,10 @@ pub fn best_exact(rules: &Rules, endgame: &dyn Endgame, pos: &Position) -> Optio
     endgame.probe(pos)?;
     let mut best: Option<(Ply, Value)> = None;
     for ply in pos.legal_plies(rules) {
-        let value = exact_value(rules, endgame, &pos.after(rules, ply))?.parent();
+        let value = crate::value::ply_value(&pos.after(rules, ply), |child| {
+            exact_value(rules, endgame, child).ok_or(())
+        })
+        .ok()?;
         if best.is_none_or(|(_, b)| value.cmp_goodness(b).is_gt()) {
             best = Some((ply, value));
         }

@@ -7,7 +7,7 @@
 //! if it can close a mill right now, which stands in for a quiescence search.
 
 use crate::position::{Color, Position, points};
-use crate::rules::{Bits, Rules};
+use crate::rules::Rules;
 
 /// The weights of one phase, in centi-stones.
 #[derive(Clone, Copy, Debug)]
@@ -109,15 +109,6 @@ pub struct Features {
     pub closable: i32,
 }
 
-/// The empty points that would close a mill of `own` (the third point of an open mill).
-pub fn mill_holes(rules: &Rules, own: Bits, empty: Bits) -> Bits {
-    rules
-        .mills
-        .iter()
-        .filter(|&&m| (m & own).count_ones() == 2 && m & empty != 0)
-        .fold(0, |acc, &m| acc | (m & empty))
-}
-
 /// The features of `side` in `pos`.
 pub fn features(rules: &Rules, pos: &Position, side: Color) -> Features {
     let own = pos.board[side.index()];
@@ -204,6 +195,6 @@ mod tests {
         let p = |n| 1u32 << r.point(n).unwrap();
         let own = p("a1") | p("a4");
         let empty = r.all() & !own;
-        assert_eq!(mill_holes(r, own, empty), p("a7"));
+        assert_eq!(r.mill_holes(own, empty), p("a7"));
     }
 }

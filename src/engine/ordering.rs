@@ -3,7 +3,6 @@
 //! plies of the node's depth, the history heuristic, and last the degree of the
 //! destination point.
 
-use super::eval::mill_holes;
 use crate::position::{Color, NONE, Ply, Position};
 use crate::rules::{Bits, Rules};
 
@@ -88,8 +87,8 @@ impl Ordering {
     ) {
         let empty = pos.empty(rules);
         let (own, opp) = (pos.own(), pos.opp());
-        let their_holes = mill_holes(rules, opp, empty);
-        let their_twos = twos(rules, opp, empty);
+        let their_holes = rules.mill_holes(opp, empty);
+        let their_twos = rules.open_mill_stones(opp, empty);
         let killers = self.killers[at.min(MAX_PLY)];
         scores.clear();
         scores.extend(plies.iter().map(|&ply| {
@@ -115,15 +114,6 @@ impl Ordering {
             s + self.history[history_index(pos.to_move, ply)].min(HISTORY_MAX)
         }));
     }
-}
-
-/// Opponent stones that stand in an open mill (two stones, empty third).
-fn twos(rules: &Rules, opp: Bits, empty: Bits) -> Bits {
-    rules
-        .mills
-        .iter()
-        .filter(|&&m| (m & opp).count_ones() == 2 && m & empty != 0)
-        .fold(0, |acc, &m| acc | (m & opp))
 }
 
 /// How much removing the stone on `at` hurts the opponent: stones of open mills first.

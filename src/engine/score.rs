@@ -44,13 +44,18 @@ pub fn mate_plies(score: i32) -> Option<i32> {
 
 /// A mate score as the root's exact value (inverse of [`from_value`] at ply 0).
 pub fn to_value(score: i32) -> Option<Value> {
-    let plies = mate_plies(score)?;
-    let n = plies.unsigned_abs() as u16;
-    Some(if plies > 0 {
-        Value::Win(n)
-    } else {
-        Value::Loss(n)
-    })
+    is_mate(score).then(|| value_at(score, 0))
+}
+
+/// The exact value of a node `ply` plies from the root whose score is exact (a mate
+/// score or the draw score): the inverse of [`from_value`] at `ply`.
+pub fn value_at(score: i32, ply: usize) -> Value {
+    let n = |s: i32| (MATE - ply as i32 - s) as u16;
+    match score.cmp(&DRAW) {
+        std::cmp::Ordering::Greater => Value::Win(n(score)),
+        std::cmp::Ordering::Less => Value::Loss(n(-score)),
+        std::cmp::Ordering::Equal => Value::Draw,
+    }
 }
 
 /// A score relative to the node `ply` plies from the root, for storing in the

@@ -11,7 +11,7 @@ use super::score::{
 use super::tt::{Bound, Hit, Table};
 use super::zobrist::{SplitMix, Zobrist};
 use super::{Algorithm, Info, Limits, SearchResult};
-use crate::position::{Phase, Ply, Position, points};
+use crate::position::{Phase, Ply, Position};
 use crate::rules::Rules;
 use std::sync::atomic::{AtomicBool, Ordering as MemOrder};
 use std::time::Instant;
@@ -509,7 +509,7 @@ fn is_blocked(rules: &Rules, pos: &Position) -> bool {
     pos.hand[pos.to_move.index()] == 0
         && !pos.pending_removal
         && !rules.flies(own.count_ones(), 0)
-        && points(own).all(|p| rules.adjacency[p as usize] & pos.empty(rules) == 0)
+        && rules.cannot_slide(own, pos.empty(rules))
 }
 
 /// Shuffles `plies` repeatably for `seed` (Fisher-Yates).
