@@ -571,25 +571,36 @@ fn build_sector(
     report.bytes = written.bytes;
     report.wdl_bytes = written.wdl_bytes;
     report.depth_bytes = written.depth_bytes;
-    let mut entry = Entry::from_meta(&meta, solved.codes.len() as u64, &written, solve_seconds);
-    let example = |slot: Option<(u16, u64)>| {
-        slot.map(|(_, i)| {
-            let (own, opp) = idx.position(k, l, i);
-            let mut pos = Position::moving(sector.to_move(), own, opp);
-            pos.hand[sector.to_move().index()] = sector.hk;
-            pos.hand[sector.to_move().other().index()] = sector.hl;
-            fen::format(rules, &pos, Counters::default())
-        })
-    };
-    entry.longest_win_example = example(solved.summary.longest_win);
-    entry.longest_loss_example = example(solved.summary.longest_loss);
+    let entry = Entry::from_meta(&meta, solved.codes.len() as u64, &written, solve_seconds);
+    record(manifest, db, entry, &solved.summary, |i| {
+        let (own, opp) = idx.position(k, l, i);
+        fen::format(rules, &sector.position(own, opp), Counters::default())
+    })?;
+    Ok(finish(bar, report, start))
+}
+
+/// Records a written file in the manifest, with FEN examples (`example(slot)`) of
+/// its longest win and loss.
+fn record(
+    manifest: &mut Manifest,
+    db: &Path,
+    mut entry: Entry,
+    summary: &retro::Summary,
+    example: impl Fn(u64) -> String,
+) -> Result<(), BuildError> {
+    entry.longest_win_example = summary.longest_win.map(|(_, i)| example(i));
+    entry.longest_loss_example = summary.longest_loss.map(|(_, i)| example(i));
     manifest
         .record(db, entry)
-        .map_err(|e| BuildError::Manifest(e.to_string()))?;
+        .map_err(|e| BuildError::Manifest(e.to_string()))
+}
+
+/// The report of a pair or sector once written: its bar cleared, time and memory.
+fn finish(bar: crate::progress::Bar, mut report: PairReport, start: Instant) -> PairReport {
     bar.finish_and_clear();
     report.seconds = start.elapsed().as_secs_f64();
     report.peak_rss = crate::memory::peak_rss();
-    Ok(report)
+    report
 }
 
 /// Refuses a sector whose codes and children cannot fit in the memory available now
@@ -653,31 +664,21 @@ fn build_pair(
         report.wdl_bytes += written.wdl_bytes;
         report.depth_bytes += written.depth_bytes;
         let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
-        let mut entry = Entry::from_meta(&meta, s.codes.len() as u64, &written, share);
-        let example = |slot: Option<(u16, u64)>| {
-            slot.map(|(_, i)| {
-                let (own, opp) = idx.position(s.k, s.l, i);
-                let pos = Position::moving(Color::White, own, opp);
-                fen::format(
-                    idx.rules(),
-                    &pos,
-                    Counters {
-                        plies_since_removal: 0,
-                        fullmove: 1,
-                    },
-                )
-            })
-        };
-        entry.longest_win_example = example(s.summary.longest_win);
-        entry.longest_loss_example = example(s.summary.longest_loss);
-        manifest
-            .record(db, entry)
-            .map_err(|e| BuildError::Manifest(e.to_string()))?;
+        let entry = Entry::from_meta(&meta, s.codes.len() as u64, &written, share);
+        record(manifest, db, entry, &s.summary, |i| {
+            let (own, opp) = idx.position(s.k, s.l, i);
+            let counters = Counters {
+                plies_since_removal: 0,
+                fullmove: 1,
+            };
+            fen::format(
+                idx.rules(),
+                &Position::moving(Color::White, own, opp),
+                counters,
+            )
+        })?;
     }
-    bar.finish_and_clear();
-    report.seconds = start.elapsed().as_secs_f64();
-    report.peak_rss = crate::memory::peak_rss();
-    Ok(report)
+    Ok(finish(bar, report, start))
 }
 
 /// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:

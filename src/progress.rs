@@ -3,9 +3,9 @@
 //! pulls no terminal dependency.
 
 #[cfg(feature = "cli")]
-pub(crate) use bars::Bars;
+pub(crate) use bars::{Bar, Bars};
 #[cfg(not(feature = "cli"))]
-pub(crate) use silent::Bars;
+pub(crate) use silent::{Bar, Bars};
 
 #[cfg(feature = "cli")]
 mod bars {

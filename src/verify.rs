@@ -17,7 +17,8 @@ use crate::build::{open_checked, open_sector, subspaces};
 use crate::format::FormatError;
 use crate::index::Index;
 use crate::placement::{self, Children};
-use crate::position::{Color, Position, points};
+use crate::position::{Position, points};
+use crate::rules::Bits;
 use crate::sector::Sector;
 use crate::value::Value;
 use rayon::prelude::*;
@@ -40,6 +41,19 @@ pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCh
         quiet: &quiet,
         capture: capture.as_deref(),
     };
+    Ok(compare(idx, sector, &codes, |_, own, opp| {
+        Value::from_code(placement::value_of(idx, sector, &kids, own, opp))
+    }))
+}
+
+/// Compares every stored code of `sector` with `expected(slot, own, opp)`, in
+/// parallel: the mismatches counted, the first [`KEEP`] kept as examples.
+fn compare(
+    idx: &Index,
+    sector: Sector,
+    codes: &[u16],
+    expected: impl Fn(usize, Bits, Bits) -> Value + Sync,
+) -> SubspaceCheck {
     let (k, l) = sector.counts();
     let chunks: Vec<(u64, Vec<Mismatch>)> = codes
         .par_chunks(1 << 14)
@@ -48,17 +62,15 @@ pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCh
             let mut bad = Vec::new();
             let mut count = 0u64;
             for (j, &code) in chunk.iter().enumerate() {
-                let (own, opp) = idx.position(k, l, ((ci << 14) + j) as u64);
-                let expected = Value::from_code(placement::value_of(idx, sector, &kids, own, opp));
+                let slot = (ci << 14) + j;
+                let (own, opp) = idx.position(k, l, slot as u64);
+                let expected = expected(slot, own, opp);
                 let stored = Value::from_code(code);
                 if stored != expected {
                     count += 1;
                     if bad.len() < KEEP {
-                        let mut position = Position::moving(sector.to_move(), own, opp);
-                        position.hand[sector.to_move().index()] = sector.hk;
-                        position.hand[sector.to_move().other().index()] = sector.hl;
                         bad.push(Mismatch {
-                            position,
+                            position: sector.position(own, opp),
                             stored,
                             expected,
                         });
@@ -70,13 +82,13 @@ pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCh
         .collect();
     let mismatches = chunks.iter().map(|c| c.0).sum();
     let examples = chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect();
-    Ok(SubspaceCheck {
+    SubspaceCheck {
         subspace: (k, l),
         sector,
         slots: codes.len() as u64,
         mismatches,
         examples,
-    })
+    }
 }
 
 /// One disagreement.
@@ -128,45 +140,19 @@ pub fn check_subspace(
         &other_owned
     };
     let lower = if l > 3 { Some(load(l - 1, k)?) } else { None };
-    let chunks: Vec<(u64, Vec<Mismatch>)> = codes
-        .par_chunks(1 << 14)
-        .enumerate()
-        .map(|(ci, chunk)| {
-            let mut bad = Vec::new();
-            let mut count = 0u64;
-            for (j, &code) in chunk.iter().enumerate() {
-                let slot = (ci << 14) + j;
-                let (own, opp) = idx.position(k, l, slot as u64);
-                let canonical = idx.index(own, opp) as usize;
-                let stored = Value::from_code(code);
-                let expected = if canonical != slot {
-                    Value::from_code(codes[canonical])
-                } else {
-                    expected_value(idx, own, opp, other, lower.as_deref())
-                };
-                if stored != expected {
-                    count += 1;
-                    if bad.len() < KEEP {
-                        bad.push(Mismatch {
-                            position: Position::moving(Color::White, own, opp),
-                            stored,
-                            expected,
-                        });
-                    }
-                }
+    Ok(compare(
+        idx,
+        Sector::moving(k as u8, l as u8),
+        &codes,
+        |slot, own, opp| {
+            let canonical = idx.index(own, opp) as usize;
+            if canonical != slot {
+                Value::from_code(codes[canonical])
+            } else {
+                expected_value(idx, own, opp, other, lower.as_deref())
             }
-            (count, bad)
-        })
-        .collect();
-    let mismatches = chunks.iter().map(|c| c.0).sum();
-    let examples = chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect();
-    Ok(SubspaceCheck {
-        subspace: (k, l),
-        sector: Sector::moving(k as u8, l as u8),
-        slots: codes.len() as u64,
-        mismatches,
-        examples,
-    })
+        },
+    ))
 }
 
 /// The value of `(own, opp)` from its successors' stored values.
