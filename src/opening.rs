@@ -41,6 +41,7 @@ use crate::value::Value;
 use rayon::prelude::*;
 use std::cmp::Ordering as CmpOrdering;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -140,10 +141,27 @@ enum MissingAs {
     Loss,
 }
 
+/// The tablebase an [`Opening`] probes: borrowed, or shared so that the search can
+/// live as long as its owner (a player) without a borrow.
+enum Source<'a> {
+    Borrowed(&'a Tablebase),
+    Shared(Arc<Tablebase>),
+}
+
+impl std::ops::Deref for Source<'_> {
+    type Target = Tablebase;
+    fn deref(&self) -> &Tablebase {
+        match self {
+            Source::Borrowed(tb) => tb,
+            Source::Shared(tb) => tb,
+        }
+    }
+}
+
 /// The opening search on a database directory. Keeps its transposition table
 /// between queries, so a series of queries (as `analyze` makes) shares work.
 pub struct Opening<'a> {
-    tb: &'a Tablebase,
+    tb: Source<'a>,
     rules: &'static Rules,
     saved: Saved,
     /// The transposition table, allocated when a search first needs it (a probe of
@@ -157,10 +175,25 @@ pub struct Opening<'a> {
     options: OpeningOptions,
 }
 
+impl Opening<'static> {
+    /// As [`Opening::new`], owning a share of `tb`: a search that lives as long as
+    /// its owner (a player keeps one, with its table and saved values, for a game).
+    pub fn shared(
+        tb: Arc<Tablebase>,
+        options: OpeningOptions,
+    ) -> Result<Opening<'static>, OpeningError> {
+        Opening::from_source(Source::Shared(tb), options)
+    }
+}
+
 impl<'a> Opening<'a> {
     /// An opening search probing `tb`, reading the saved values of its directory if
     /// there are any.
     pub fn new(tb: &'a Tablebase, options: OpeningOptions) -> Result<Opening<'a>, OpeningError> {
+        Opening::from_source(Source::Borrowed(tb), options)
+    }
+
+    fn from_source(tb: Source<'a>, options: OpeningOptions) -> Result<Opening<'a>, OpeningError> {
         let rules = tb.rules();
         let saved = Saved::load(&tb.dir().join(SAVED_FILE), rules.fingerprint())?;
         let inverse = (0..rules.symmetries.len())
@@ -301,7 +334,7 @@ impl<'a> Opening<'a> {
         let table_mib = self.options.table_mib;
         let table = &*self.table.get_or_insert_with(|| Table::new(table_mib));
         let search = Search {
-            tb: self.tb,
+            tb: &self.tb,
             rules: self.rules,
             saved: &self.saved,
             table,
@@ -882,6 +915,41 @@ fn decode(b: &[u8], fingerprint: u64) -> Result<Saved, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_search_outlives_the_borrow() {
+        let dir =
+            std::env::temp_dir().join(format!("millbase-opening-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rules = Rules::by_name("standard-3").unwrap();
+        let opts = crate::build::BuildOptions {
+            db: dir.clone(),
+            selection: crate::build::Selection::All,
+            phase: crate::build::BuildPhase::Moving,
+            threads: Some(1),
+            quiet: true,
+        };
+        crate::build::build(rules, &opts).unwrap();
+        let tb = Arc::new(Tablebase::open(&dir).unwrap());
+        let options = OpeningOptions {
+            table_mib: 1,
+            parallel: false,
+            use_tables: true,
+        };
+        let mut shared = Opening::shared(tb.clone(), options.clone()).unwrap();
+        let mut borrowed = Opening::new(&tb, options).unwrap();
+        let start = Position::start(rules);
+        let moves = shared.moves(&start).unwrap();
+        assert_eq!(moves, borrowed.moves(&start).unwrap());
+        assert_eq!(moves.len(), start.legal_plies(rules).len());
+        assert_eq!(shared.value(&start).unwrap(), moves[0].1);
+        drop(borrowed);
+        // The search holds its own share.
+        assert_eq!(Arc::strong_count(&tb), 2);
+        drop(tb);
+        assert_eq!(shared.value(&start).unwrap(), moves[0].1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn scores_and_values_round_trip() {
