@@ -2,9 +2,7 @@
 //! finished, checking memory first, writing files and the manifest.
 
 use crate::fen::{self, Counters};
-use crate::format::{
-    self, Expect, FormatError, Header, SubspaceFile, SubspaceMeta, WriteOptions, depth_encoding_for,
-};
+use crate::format::{self, FormatError, SubspaceMeta};
 use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
@@ -167,7 +165,10 @@ impl PairReport {
     }
 }
 
-pub use crate::manifest::file_name;
+pub use crate::layout::{
+    existing_files, file_name, foreign_header, open_checked, open_finished, open_finished_sector,
+    open_sector,
+};
 
 /// The pairs (`k >= l`) a selection needs, dependencies included, in build order.
 pub fn plan(rules: &Rules, selection: Selection) -> Result<Vec<(u32, u32)>, BuildError> {
@@ -217,120 +218,6 @@ pub fn subspaces((k, l): (u32, u32)) -> Vec<(u32, u32)> {
     } else {
         vec![(k, l), (l, k)]
     }
-}
-
-/// Opens the finished file of subspace `k-l`, checking header and checksums.
-pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
-    open_sector(db, idx, Sector::moving(k as u8, l as u8))
-}
-
-/// Opens the finished file of a sector (either phase), checking header and checksums.
-pub fn open_sector(db: &Path, idx: &Index, s: Sector) -> Result<SubspaceFile, FormatError> {
-    let file = open_finished_sector(db, idx, s)?;
-    file.verify_checksums()?;
-    Ok(file)
-}
-
-/// Opens the file of subspace `k-l` and checks that its header is the one this
-/// program writes for that subspace (see [`foreign_header`]); block data and its
-/// checksums are not read.
-pub fn open_finished(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
-    open_finished_sector(db, idx, Sector::moving(k as u8, l as u8))
-}
-
-/// [`open_finished`] for a sector of either phase.
-pub fn open_finished_sector(
-    db: &Path,
-    idx: &Index,
-    s: Sector,
-) -> Result<SubspaceFile, FormatError> {
-    let (k, l) = s.counts();
-    let expect = Expect::sector(idx.rules().fingerprint(), s, idx.size(k, l));
-    let file = SubspaceFile::open(&db.join(s.file_name()), &expect)?;
-    if let Some(what) = foreign_header(idx, file.header(), s) {
-        return Err(FormatError::Mismatch {
-            path: file.path().to_path_buf(),
-            what,
-        });
-    }
-    Ok(file)
-}
-
-/// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
-/// subspace, index size, section encodings and block sizes, counts), or `None` if it
-/// is. Checksums that match prove only that the bytes are the ones written, not that
-/// this program wrote them: a finished file must pass this too.
-pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
-    let (k, l) = s.counts();
-    let rules = idx.rules();
-    let opts = WriteOptions::default();
-    let size = idx.size(k, l);
-    if h.fingerprint != rules.fingerprint() || h.variant != rules.name {
-        return Some(format!(
-            "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
-            h.variant,
-            h.fingerprint,
-            rules.name,
-            rules.fingerprint()
-        ));
-    }
-    if (h.k, h.l, h.hands) != (k, l, [s.hk, s.hl]) {
-        let found = Sector {
-            k: h.k as u8,
-            l: h.l as u8,
-            hk: h.hands[0],
-            hl: h.hands[1],
-        };
-        return Some(format!("holds {found}, expected {s}"));
-    }
-    if h.size != size {
-        return Some(format!("has {} slots, the index has {size}", h.size));
-    }
-    let depth = depth_encoding_for(h.max_distance);
-    if h.wdl.encoding != opts.wdl_encoding || h.depth.encoding != depth {
-        return Some(format!(
-            "sections encoded {} and {}, this program writes {} and {}",
-            h.wdl.encoding.name(),
-            h.depth.encoding.name(),
-            opts.wdl_encoding.name(),
-            depth.name()
-        ));
-    }
-    if (h.wdl.block_slots, h.depth.block_slots) != (opts.wdl_block, opts.depth_block) {
-        return Some(format!(
-            "blocks of {} and {} slots, this program writes {} and {}",
-            h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
-        ));
-    }
-    let counted = h
-        .wins
-        .checked_add(h.losses)
-        .and_then(|c| c.checked_add(h.draws));
-    if counted.is_none_or(|c| c == 0 || c > size) {
-        return Some(format!(
-            "counts {} wins, {} losses, {} draws for {size} slots",
-            h.wins, h.losses, h.draws
-        ));
-    }
-    None
-}
-
-/// Every sector (moving-phase subspaces by stones, then placement sectors from the
-/// last ply back) whose file exists in `db`, with the file opened by
-/// [`open_finished_sector`] (or why it could not be).
-pub fn existing_files(db: &Path, idx: &Index) -> Vec<(Sector, Result<SubspaceFile, FormatError>)> {
-    let rules = idx.rules();
-    let max = rules.stones;
-    let mut moving: Vec<Sector> = (3..=max)
-        .flat_map(|k| (3..=max).map(move |l| Sector::moving(k, l)))
-        .collect();
-    moving.sort_by_key(|s| (s.k + s.l, s.k, s.l));
-    moving
-        .into_iter()
-        .chain(Sector::placement_sectors(rules))
-        .filter(|s| std::fs::symlink_metadata(db.join(s.file_name())).is_ok())
-        .map(|s| (s, open_finished_sector(db, idx, s)))
-        .collect()
 }
 
 /// Rebuilds `manifest.json` from the headers of the finished files in `db`: the

@@ -69,7 +69,7 @@
 //! - [`sector`]: the subspaces and placement sectors of a database;
 //! - [`build`]: building a database directory ([`placement`]: the placement
 //!   sectors); [`verify`]: recomputing stored values;
-//! - [`format`](mod@format): the database file; [`cache`]: its decompressed blocks in memory;
+//! - [`layout`]: the files of a database directory; [`format`](mod@format): the database file; [`cache`]: its decompressed blocks in memory;
 //!   [`manifest`]: `manifest.json`;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
@@ -85,6 +85,7 @@ pub mod fen;
 pub mod format;
 pub mod game;
 pub mod index;
+pub mod layout;
 pub mod manifest;
 mod memory;
 pub mod mix;

@@ -12,13 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// The file name of the manifest inside a database directory.
-pub const MANIFEST: &str = "manifest.json";
-
-/// The file name of subspace `k-l` inside a database directory: `k-l.mdb`.
-pub fn file_name(k: u32, l: u32) -> String {
-    format!("{k}-{l}.mdb")
-}
+pub use crate::layout::{MANIFEST, file_name};
 
 /// The name of subspace `k-l`: `"k-l"`.
 pub fn subspace_name(k: u32, l: u32) -> String {

@@ -45,8 +45,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// The file of saved opening values in a database directory.
-pub const SAVED_FILE: &str = "opening.bin";
+/// The file of saved opening values in a database directory ([`crate::layout`]).
+pub const SAVED_FILE: &str = crate::layout::OPENING;
 const MAGIC: &[u8; 8] = b"MILLOPEN";
 const VERSION: u32 = 1;
 const HEADER_LEN: usize = 48;
@@ -70,6 +70,14 @@ pub enum OpeningError {
     /// Writing the saved values failed.
     #[error(transparent)]
     Write(#[from] FormatError),
+    /// The rules do not fit the search's position keys ([`canonical_key`]).
+    #[error(
+        "rules {rules}: the opening search keys boards of at most 24 points and hands of at most 15 stones"
+    )]
+    Unsupported {
+        /// The rules' name.
+        rules: String,
+    },
 }
 
 /// Settings of the opening search.
@@ -195,6 +203,11 @@ impl<'a> Opening<'a> {
 
     fn from_source(tb: Source<'a>, options: OpeningOptions) -> Result<Opening<'a>, OpeningError> {
         let rules = tb.rules();
+        if rules.points() > 24 || rules.stones > 15 {
+            return Err(OpeningError::Unsupported {
+                rules: rules.name.to_string(),
+            });
+        }
         let saved = Saved::load(&tb.dir().join(SAVED_FILE), rules.fingerprint())?;
         let inverse = (0..rules.symmetries.len())
             .map(|s| rules.symmetries[rules.inverse(s)].clone())
@@ -412,7 +425,9 @@ fn order(a: Value, b: Value) -> (Value, Value) {
 /// The symmetry-canonical key of a position and the symmetry that maps the position
 /// onto its canonical form. Bits 0–23 White's set, 24–47 Black's, 48–51 White's hand,
 /// 52–55 Black's hand, 56 Black to move, 57 removal pending; the key is the smallest
-/// over the 16 symmetries (the sets mapped, the rest unchanged).
+/// over the 16 symmetries (the sets mapped, the rest unchanged). Boards of at most
+/// 24 points and hands of at most 15 stones: [`Opening`] refuses other rules
+/// ([`OpeningError::Unsupported`]).
 pub fn canonical_key(rules: &Rules, pos: &Position) -> (u64, usize) {
     let rest = (pos.hand[0] as u64) << 48
         | (pos.hand[1] as u64) << 52
@@ -961,9 +976,9 @@ mod tests {
                 Value::Win(41),
                 Value::Loss(88),
             ] {
-                assert_eq!(value_at(from_value(v, d as usize), d), v);
+                assert_eq!(value_at(from_value(v, d), d), v);
                 // Negation one ply up is the parent value.
-                assert_eq!(value_at(-from_value(v, (d + 1) as usize), d), v.parent());
+                assert_eq!(value_at(-from_value(v, d + 1), d), v.parent());
             }
         }
     }

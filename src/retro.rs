@@ -210,7 +210,7 @@ impl Solver<'_> {
         };
         let removable = self.rules.removable(opp);
         let canon = self.idx.canon(opp);
-        let mut buf = [0u64; 64];
+        let mut buf = [0u64; MOST_MOVES];
         self.moves(own, opp, |after, closes| {
             e.any_move = true;
             if closes {
@@ -262,7 +262,13 @@ impl Solver<'_> {
 
     /// Distinct slots (in the other side) of the positions that reach `(own, opp)` by
     /// a quiet move of the opponent; `own_stab` is the stabilizer of `own`.
-    fn predecessors(&self, own: Bits, opp: Bits, own_stab: u16, out: &mut [u64; 64]) -> usize {
+    fn predecessors(
+        &self,
+        own: Bits,
+        opp: Bits,
+        own_stab: u16,
+        out: &mut [u64; MOST_MOVES],
+    ) -> usize {
         let empty = self.rules.all() & !(own | opp);
         let fly = self.rules.flies(opp.count_ones(), 0);
         let mut n = 0;
@@ -351,7 +357,7 @@ impl Solver<'_> {
                 .par_iter()
                 .map(|(ci, hits)| {
                     let mut longest = 0;
-                    let mut preds = [0u64; 64];
+                    let mut preds = [0u64; MOST_MOVES];
                     for &j in hits {
                         let slot = (ci * CHUNK + j as usize) as u64;
                         let (own, opp) = self.idx.position(s.k, s.l, slot);
@@ -516,9 +522,30 @@ pub fn pair_memory(idx: &Index, k: u32, l: u32) -> u64 {
     slots * 2
 }
 
+/// The quiet moves of one position (or un-moves into it) are gathered in buffers of
+/// this many slots on the stack, so that the solver's inner loops allocate nothing.
+/// [`solve_pair`] checks that the rules cannot exceed it ([`most_quiet_moves`]): 54
+/// for the standard board (three flying stones, 18 empty points).
+const MOST_MOVES: usize = 64;
+
+/// An upper bound on the quiet moves of a side with `k` stones against `l`: each
+/// stone to every empty point when it flies, else to each of its neighbours.
+fn most_quiet_moves(rules: &Rules, k: u32, l: u32) -> usize {
+    let points = rules.all().count_ones();
+    if rules.flies(k, 0) {
+        (k * points.saturating_sub(k + l)) as usize
+    } else {
+        let degree = rules.adjacency.iter().map(|a| a.count_ones()).max();
+        (k * degree.unwrap_or(0)) as usize
+    }
+}
+
 /// Solves the pair `k-l` / `l-k`. `lower(a, b)` must return the codes of the solved
 /// subspace `a-b` for the capture targets `(l-1)-k` and `(k-1)-l` (when at least 3).
 /// Returns `k-l` first, then `l-k` unless `k == l`.
+///
+/// Panics if the rules allow more quiet moves than the solver's buffers hold (64:
+/// rules are compiled-in data; the standard board and its reduced games are within).
 pub fn solve_pair<'a>(
     idx: &Index,
     k: u32,
@@ -530,6 +557,12 @@ pub fn solve_pair<'a>(
         idx,
         rules: idx.rules(),
     };
+    let most = most_quiet_moves(solver.rules, k, l).max(most_quiet_moves(solver.rules, l, k));
+    assert!(
+        most <= MOST_MOVES,
+        "rules {}: up to {most} quiet moves in {k}-{l}, the solver's buffers hold {MOST_MOVES}",
+        solver.rules.name
+    );
     let dims: Vec<(u32, u32)> = if k == l {
         vec![(k, l)]
     } else {

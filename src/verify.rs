@@ -13,9 +13,10 @@
 //! since placement is acyclic, this proves every placement value by induction on
 //! the plies left.
 
-use crate::build::{open_checked, open_sector, subspaces};
+use crate::build::subspaces;
 use crate::format::FormatError;
 use crate::index::Index;
+use crate::layout::{open_checked, open_sector};
 use crate::placement::{self, Children};
 use crate::position::{Position, points};
 use crate::rules::Bits;

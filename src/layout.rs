@@ -1,0 +1,139 @@
+//! The layout of a database directory: what each file is called and how a finished
+//! file is opened. Every other module asks here.
+//!
+//! A directory holds one file per moving-phase subspace, `k-l.mdb`
+//! ([`file_name`]), one per placement sector, `k-l-hk-hl.mdb`
+//! ([`Sector::file_name`]), the manifest [`MANIFEST`] (derived data, see
+//! [`crate::manifest`]) and the opening search's saved values [`OPENING`]
+//! ([`crate::opening`]).
+
+use crate::format::{Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for};
+use crate::index::Index;
+use crate::sector::Sector;
+use std::path::Path;
+
+/// The file name of the manifest inside a database directory.
+pub const MANIFEST: &str = "manifest.json";
+
+/// The file name of the opening search's saved values inside a database directory.
+pub const OPENING: &str = "opening.bin";
+
+/// The file name of subspace `k-l` inside a database directory: `k-l.mdb` (the
+/// [`Sector::file_name`] of the moving-phase sector).
+pub fn file_name(k: u32, l: u32) -> String {
+    format!("{k}-{l}.mdb")
+}
+
+/// Opens the finished file of subspace `k-l`, checking header and checksums.
+pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    open_sector(db, idx, Sector::moving(k as u8, l as u8))
+}
+
+/// Opens the finished file of a sector (either phase), checking header and checksums.
+pub fn open_sector(db: &Path, idx: &Index, s: Sector) -> Result<SubspaceFile, FormatError> {
+    let file = open_finished_sector(db, idx, s)?;
+    file.verify_checksums()?;
+    Ok(file)
+}
+
+/// Opens the file of subspace `k-l` and checks that its header is the one this
+/// program writes for that subspace (see [`foreign_header`]); block data and its
+/// checksums are not read.
+pub fn open_finished(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    open_finished_sector(db, idx, Sector::moving(k as u8, l as u8))
+}
+
+/// [`open_finished`] for a sector of either phase.
+pub fn open_finished_sector(
+    db: &Path,
+    idx: &Index,
+    s: Sector,
+) -> Result<SubspaceFile, FormatError> {
+    let (k, l) = s.counts();
+    let expect = Expect::sector(idx.rules().fingerprint(), s, idx.size(k, l));
+    let file = SubspaceFile::open(&db.join(s.file_name()), &expect)?;
+    if let Some(what) = foreign_header(idx, file.header(), s) {
+        return Err(FormatError::Mismatch {
+            path: file.path().to_path_buf(),
+            what,
+        });
+    }
+    Ok(file)
+}
+
+/// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
+/// subspace, index size, section encodings and block sizes, counts), or `None` if it
+/// is. Checksums that match prove only that the bytes are the ones written, not that
+/// this program wrote them: a finished file must pass this too.
+pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
+    let (k, l) = s.counts();
+    let rules = idx.rules();
+    let opts = WriteOptions::default();
+    let size = idx.size(k, l);
+    if h.fingerprint != rules.fingerprint() || h.variant != rules.name {
+        return Some(format!(
+            "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
+            h.variant,
+            h.fingerprint,
+            rules.name,
+            rules.fingerprint()
+        ));
+    }
+    if (h.k, h.l, h.hands) != (k, l, [s.hk, s.hl]) {
+        let found = Sector {
+            k: h.k as u8,
+            l: h.l as u8,
+            hk: h.hands[0],
+            hl: h.hands[1],
+        };
+        return Some(format!("holds {found}, expected {s}"));
+    }
+    if h.size != size {
+        return Some(format!("has {} slots, the index has {size}", h.size));
+    }
+    let depth = depth_encoding_for(h.max_distance);
+    if h.wdl.encoding != opts.wdl_encoding || h.depth.encoding != depth {
+        return Some(format!(
+            "sections encoded {} and {}, this program writes {} and {}",
+            h.wdl.encoding.name(),
+            h.depth.encoding.name(),
+            opts.wdl_encoding.name(),
+            depth.name()
+        ));
+    }
+    if (h.wdl.block_slots, h.depth.block_slots) != (opts.wdl_block, opts.depth_block) {
+        return Some(format!(
+            "blocks of {} and {} slots, this program writes {} and {}",
+            h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
+        ));
+    }
+    let counted = h
+        .wins
+        .checked_add(h.losses)
+        .and_then(|c| c.checked_add(h.draws));
+    if counted.is_none_or(|c| c == 0 || c > size) {
+        return Some(format!(
+            "counts {} wins, {} losses, {} draws for {size} slots",
+            h.wins, h.losses, h.draws
+        ));
+    }
+    None
+}
+
+/// Every sector (moving-phase subspaces by stones, then placement sectors from the
+/// last ply back) whose file exists in `db`, with the file opened by
+/// [`open_finished_sector`] (or why it could not be).
+pub fn existing_files(db: &Path, idx: &Index) -> Vec<(Sector, Result<SubspaceFile, FormatError>)> {
+    let rules = idx.rules();
+    let max = rules.stones;
+    let mut moving: Vec<Sector> = (3..=max)
+        .flat_map(|k| (3..=max).map(move |l| Sector::moving(k, l)))
+        .collect();
+    moving.sort_by_key(|s| (s.k + s.l, s.k, s.l));
+    moving
+        .into_iter()
+        .chain(Sector::placement_sectors(rules))
+        .filter(|s| std::fs::symlink_metadata(db.join(s.file_name())).is_ok())
+        .map(|s| (s, open_finished_sector(db, idx, s)))
+        .collect()
+}
