@@ -30,8 +30,9 @@ pub struct ServeArgs {
     /// Searches that may run at once.
     #[arg(long, default_value_t = default_workers())]
     searches: usize,
-    /// Transposition table of one search, MiB.
-    #[arg(long, default_value_t = 32)]
+    /// Transposition table of one search, MiB (each searching request makes its own:
+    /// a small one is quicker to set up).
+    #[arg(long, default_value_t = 4)]
     table_mib: usize,
 }
 
