@@ -193,7 +193,7 @@ fn random_game(rules: &Rules, r: &mut u64, max: u64) -> (String, Position) {
         }
         let ply = plies[(next(r) % plies.len() as u64) as usize];
         let mut token = format_ply(rules, ply);
-        if ply.removes() && !pos.pending_removal && next(r) % 3 == 0 {
+        if ply.removes() && !pos.pending_removal && next(r).is_multiple_of(3) {
             // The GUI's first half of a capture: the removal stays pending.
             token.truncate(token.find('x').unwrap());
             text.push(' ');
@@ -488,4 +488,49 @@ fn serve_refuses_a_missing_directory_and_a_taken_port() {
         err.starts_with("error: cannot serve on") && err.lines().count() == 1,
         "{err}"
     );
+}
+
+#[test]
+fn mutated_queries_are_answered_or_refused_never_a_500() {
+    let server = Server::start(whole_game(), &[]);
+    let seeds = [
+        "startpos moves a7 d7 a1 d1 d6 d2 a4xd7",
+        "@*@*****/***O*@**/O*O****O w m s 4 0 3 0 0 0 0 0 0 0 0 0 1",
+        "********/O***@***/@O**@O*O b p p 4 0 3 1 0 0 -1 -1 -1 -1 0 0 4",
+        "startpos moves a7 d7 a1 d1 d6 d2 a4",
+    ];
+    let alphabet: Vec<char> = "O@*/ -0123456789wbpmsrxabcdefgmoves".chars().collect();
+    let mut r = 0x5851_F42D_4C95_7F2D_u64;
+    let mut client = Client::connect(&server.addr);
+    let mut counts = std::collections::BTreeMap::new();
+    for i in 0..600 {
+        let mut text: Vec<char> = seeds[i % seeds.len()].chars().collect();
+        for _ in 0..1 + next(&mut r) % 3 {
+            let at = (next(&mut r) % text.len() as u64) as usize;
+            let c = alphabet[(next(&mut r) % alphabet.len() as u64) as usize];
+            match next(&mut r) % 3 {
+                0 => text[at] = c,
+                1 => text.insert(at, c),
+                _ => {
+                    text.remove(at);
+                }
+            }
+            if text.is_empty() {
+                text.push('*');
+            }
+        }
+        let text: String = text.into_iter().collect();
+        let (status, body) = client.get(&position_path(&text));
+        assert!(
+            [200, 400, 404].contains(&status),
+            "{text:?}: {status} {body}"
+        );
+        let json: Json = serde_json::from_str(&body).unwrap();
+        if status != 200 {
+            assert!(json["error"].is_string(), "{text:?}: {body}");
+        }
+        *counts.entry(status).or_insert(0) += 1;
+    }
+    eprintln!("mutated queries by status: {counts:?}");
+    assert!(counts.contains_key(&200) && counts.contains_key(&400));
 }
