@@ -74,7 +74,8 @@
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
 //! - [`arena`]: games between players, with results against perfect play;
-//! - [`mix`]: the pseudo-random mixer behind reproducible choices.
+//! - [`mix`]: the pseudo-random mixer behind reproducible choices;
+//! - `serve` (feature `serve`, on by default): the HTTP API and the web board.
 #![warn(missing_docs)]
 
 pub mod arena;
@@ -100,6 +101,8 @@ mod progress;
 pub mod retro;
 pub mod rules;
 pub mod sector;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod uci;
 pub mod value;
 pub mod verify;
