@@ -105,6 +105,43 @@ impl SearchLimit {
     }
 }
 
+/// Where the games of a run start, after the start position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Openings {
+    /// `random:K`: K uniformly random plies from the start, drawn for each pair of
+    /// games (K = 0: the start position itself).
+    Random(usize),
+    /// `first-placements`: each legal first ply of the start position in turn (the 24
+    /// first placements of the standard start), each played twice with colours
+    /// swapped; a round is `2 × first plies` games.
+    FirstPlacements,
+}
+
+impl FromStr for Openings {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Openings, String> {
+        if text == "first-placements" {
+            return Ok(Openings::FirstPlacements);
+        }
+        match text.strip_prefix("random:").map(str::parse::<usize>) {
+            Some(Ok(k)) => Ok(Openings::Random(k)),
+            _ => Err(format!(
+                "openings '{text}': write random:K (K random plies) or first-placements"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Openings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Openings::Random(k) => write!(f, "random:{k}"),
+            Openings::FirstPlacements => f.write_str("first-placements"),
+        }
+    }
+}
+
 /// A player, as written on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -273,8 +310,8 @@ pub struct ArenaConfig {
     pub start: Position,
     /// Counters of the start position.
     pub start_counters: Counters,
-    /// Random plies played from `start` for each pair.
-    pub opening_plies: usize,
+    /// How each pair of games starts from `start`.
+    pub openings: Openings,
     /// The seed everything random derives from.
     pub seed: u64,
     /// Games played at once.
@@ -303,7 +340,7 @@ impl ArenaConfig {
                 fullmove: 1,
                 ..Counters::default()
             },
-            opening_plies: 0,
+            openings: Openings::Random(0),
             seed: 1,
             threads: 1,
             max_quiet: 100,
@@ -809,16 +846,46 @@ fn make_player(
     })
 }
 
-/// The position after the random opening of pair `pair`: `opening_plies` uniformly
-/// random plies from the start, redrawn (up to 1000 times) if the game ends or
-/// cannot go on.
+/// The legal first plies of the start position, in the order of
+/// [`Position::legal_plies`] (for the standard start: the 24 placements, a1 first).
+pub fn first_plies(config: &ArenaConfig) -> Vec<Ply> {
+    config.start.legal_plies(Rules::standard())
+}
+
+/// Games in one round of `first-placements` from the configured start: each first
+/// ply with both colours.
+pub fn first_placement_round(config: &ArenaConfig) -> usize {
+    2 * first_plies(config).len()
+}
+
+/// The position after the opening of pair `pair`: with `random:K`, K uniformly random
+/// plies from the start, redrawn (up to 1000 times) if the game ends or cannot go on;
+/// with `first-placements`, first ply number `pair` modulo their count.
 pub fn opening(config: &ArenaConfig, pair: usize) -> Result<Game, ArenaError> {
     let rules = Rules::standard();
+    let no_game = |what: String| {
+        ArenaError::Start(format!(
+            "no game can be played from {} with {what}",
+            fen::format(rules, &config.start, config.start_counters),
+        ))
+    };
+    let plies = match config.openings {
+        Openings::Random(k) => k,
+        Openings::FirstPlacements => {
+            let first = first_plies(config);
+            let mut game = Game::new(config.start, config.start_counters);
+            if config.start.is_over(rules) || first.is_empty() {
+                return Err(no_game("a first ply".into()));
+            }
+            game.play(rules, first[pair % first.len()]);
+            return Ok(game);
+        }
+    };
     for attempt in 0..1000u64 {
         let mut game = Game::new(config.start, config.start_counters);
         let seed = derive(config.seed, 1 + pair as u64, attempt);
         let mut ok = true;
-        for i in 0..config.opening_plies {
+        for i in 0..plies {
             let legal = game.position().legal_plies(rules);
             if legal.is_empty() || game.position().is_over(rules) {
                 ok = false;
@@ -829,32 +896,30 @@ pub fn opening(config: &ArenaConfig, pair: usize) -> Result<Game, ArenaError> {
         if ok && !game.position().is_over(rules) {
             return Ok(game);
         }
-        if config.opening_plies == 0 {
+        if plies == 0 {
             break;
         }
     }
-    Err(ArenaError::Start(format!(
-        "no game can be played from {} with {} random plies",
-        fen::format(rules, &config.start, config.start_counters),
-        config.opening_plies
-    )))
+    Err(no_game(format!("{plies} random plies")))
 }
 
-/// The value of `pos` for the side to move by the databases, if covered.
+/// The value of `pos` for the side to move by the databases, if they cover it (a
+/// moving-phase position whose subspace is built, or a placement position whose
+/// sector is).
 fn db_value(db: &Tablebase, pos: &Position) -> Option<Value> {
-    if pos.phase() != Phase::Moving {
+    if !db.covers(pos) {
         return None;
     }
     db.probe(pos).ok()
 }
 
-/// The value for the mover of playing `ply` in `pos`.
+/// The value for the mover of playing `ply` in `pos`, if the databases cover it.
 fn ply_value(db: &Tablebase, rules: &Rules, pos: &Position, ply: Ply) -> Option<Value> {
     let child = pos.after(rules, ply);
-    if child.material(child.to_move) < 3 {
-        return Some(Value::Win(1));
+    if child.material(child.to_move) >= 3 && !db.covers(&child) {
+        return None;
     }
-    db_value(db, &child).map(Value::parent)
+    db.ply_value(&child).ok()
 }
 
 /// Plays game `number` (A is White in even games) from `start`.
@@ -1157,6 +1222,39 @@ pub struct ByStart {
     pub b_wins: usize,
 }
 
+/// One player's results with one colour.
+#[derive(Clone, Debug, Serialize)]
+pub struct ColourResults {
+    /// The player.
+    pub player: String,
+    /// Its colour in these games.
+    pub colour: String,
+    /// Games it played with this colour.
+    pub games: usize,
+    /// Its wins with interval.
+    pub wins: Rate,
+    /// Draws with interval.
+    pub draws: Rate,
+    /// Its losses with interval.
+    pub losses: Rate,
+}
+
+/// A lost game and where the loser first went wrong.
+#[derive(Clone, Debug, Serialize)]
+pub struct LostGame {
+    /// Game number.
+    pub game: usize,
+    /// The side that lost.
+    pub loser: Side,
+    /// Its colour.
+    pub colour: String,
+    /// The opening plies of the game.
+    pub opening: Vec<String>,
+    /// The loser's first blunder; `None` when none was seen (the start was already
+    /// lost for it, or its blunder was in positions the databases do not cover).
+    pub first_blunder: Option<Blunder>,
+}
+
 /// What the arena reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -1184,6 +1282,8 @@ pub struct Summary {
     pub draws_quiet: usize,
     /// Draws by the limit on game length.
     pub draws_ply_limit: usize,
+    /// The openings, as given (`random:K` or `first-placements`).
+    pub openings: String,
     /// Which side is the perfect player, if one is.
     pub perfect: Option<Side>,
     /// The other side's draw rate against perfect play (when exactly one side is perfect).
@@ -1200,6 +1300,15 @@ pub struct Summary {
     pub accuracy_a: Option<Accuracy>,
     /// B's plies judged by the databases.
     pub accuracy_b: Option<Accuracy>,
+    /// Blunders per game by A (when the databases judge plies).
+    pub blunders_per_game_a: Option<f64>,
+    /// Blunders per game by B.
+    pub blunders_per_game_b: Option<f64>,
+    /// Results by colour of the player the report is about: the one that is not
+    /// perfect, or A when neither or both are (White first).
+    pub by_colour: Vec<ColourResults>,
+    /// Every lost game with the loser's first blunder, in game order.
+    pub lost_games: Vec<LostGame>,
     /// The first blunders, in game order.
     pub blunder_examples: Vec<Blunder>,
 }
@@ -1238,6 +1347,28 @@ pub fn summarize(config: &ArenaConfig, records: &[GameRecord]) -> Summary {
         }
         b
     };
+    let subject = if perfect == Some(Side::A) {
+        Side::B
+    } else {
+        Side::A
+    };
+    let by_colour = [Color::White, Color::Black]
+        .into_iter()
+        .map(|colour| colour_results(config, records, subject, colour))
+        .collect();
+    let per_game = |s: usize| {
+        config.db.as_ref().map(|_| {
+            let total: u32 = records
+                .iter()
+                .map(|r| r.blunder_kinds[s].iter().sum::<u32>())
+                .sum();
+            if games == 0 {
+                0.0
+            } else {
+                f64::from(total) / games as f64
+            }
+        })
+    };
     Summary {
         a: config.a.1.clone(),
         b: config.b.1.clone(),
@@ -1251,6 +1382,7 @@ pub fn summarize(config: &ArenaConfig, records: &[GameRecord]) -> Summary {
         draws_repetition: drawn_by(Reason::Repetition),
         draws_quiet: drawn_by(Reason::QuietPlies),
         draws_ply_limit: drawn_by(Reason::PlyLimit),
+        openings: config.openings.to_string(),
         perfect,
         draw_rate_vs_perfect: perfect.map(|_| Rate::new(draws, games)),
         mean_plies: if games == 0 {
@@ -1263,12 +1395,65 @@ pub fn summarize(config: &ArenaConfig, records: &[GameRecord]) -> Summary {
         start_lost_for_a: by_start(Wdl::Loss),
         accuracy_a: accuracy(0),
         accuracy_b: accuracy(1),
+        blunders_per_game_a: per_game(0),
+        blunders_per_game_b: per_game(1),
+        by_colour,
+        lost_games: records.iter().filter_map(lost_game).collect(),
         blunder_examples: records
             .iter()
             .flat_map(|r| r.blunders.iter().cloned())
             .take(8)
             .collect(),
     }
+}
+
+/// The results of `side` in the games where it played `colour`.
+fn colour_results(
+    config: &ArenaConfig,
+    records: &[GameRecord],
+    side: Side,
+    colour: Color,
+) -> ColourResults {
+    let games: Vec<&GameRecord> = records
+        .iter()
+        .filter(|r| (r.white == side) == (colour == Color::White))
+        .collect();
+    let n = games.len();
+    let count = |w: Option<Side>| games.iter().filter(|r| r.winner == w).count();
+    let other = if side == Side::A { Side::B } else { Side::A };
+    ColourResults {
+        player: if side == Side::A {
+            &config.a.1
+        } else {
+            &config.b.1
+        }
+        .clone(),
+        colour: colour.to_string(),
+        games: n,
+        wins: Rate::new(count(Some(side)), n),
+        draws: Rate::new(count(None), n),
+        losses: Rate::new(count(Some(other)), n),
+    }
+}
+
+/// A lost game with the loser's first blunder; `None` for a draw.
+fn lost_game(r: &GameRecord) -> Option<LostGame> {
+    let loser = match r.winner? {
+        Side::A => Side::B,
+        Side::B => Side::A,
+    };
+    let colour = if r.white == loser {
+        Color::White
+    } else {
+        Color::Black
+    };
+    Some(LostGame {
+        game: r.game,
+        loser,
+        colour: colour.to_string(),
+        opening: r.opening.clone(),
+        first_blunder: r.blunders.iter().find(|b| b.side == loser).cloned(),
+    })
 }
 
 impl std::fmt::Display for Summary {
@@ -1308,6 +1493,61 @@ impl std::fmt::Display for Summary {
                     "  {name}: {} plies checked, blunders win->draw {}, draw->loss {}, win->loss {}; slower wins / faster losses {}",
                     a.checked, a.win_to_draw, a.draw_to_loss, a.win_to_loss, a.inaccurate
                 )?;
+            }
+        }
+        if let Some(first) = self.by_colour.first() {
+            writeln!(f, "  {} by colour ({}):", first.player, self.openings)?;
+            writeln!(
+                f,
+                "    colour  games   wins  draws   rate   95% interval   losses"
+            )?;
+            for c in &self.by_colour {
+                writeln!(
+                    f,
+                    "    {:<6} {:>6} {:>6} {}  {:>6}",
+                    c.colour, c.games, c.wins.count, c.draws, c.losses.count
+                )?;
+            }
+        }
+        if let (Some(a), Some(b)) = (self.blunders_per_game_a, self.blunders_per_game_b) {
+            writeln!(
+                f,
+                "  blunders per game: {} {a:.2}, {} {b:.2}",
+                self.a, self.b
+            )?;
+        }
+        let judged = self.accuracy_a.is_some();
+        if judged && !self.lost_games.is_empty() {
+            writeln!(
+                f,
+                "  first blunder of each lost game (ply counted after the opening):"
+            )?;
+        }
+        for l in self.lost_games.iter().filter(|_| judged) {
+            let name = if l.loser == Side::A { &self.a } else { &self.b };
+            match &l.first_blunder {
+                Some(b) => writeln!(
+                    f,
+                    "    game {} ({} {}, opening {}): ply {} {} in {} ({} -> {}; best {})",
+                    l.game,
+                    name,
+                    l.colour,
+                    l.opening.join(" "),
+                    b.ply,
+                    b.played,
+                    b.fen,
+                    b.before,
+                    b.after,
+                    b.best
+                )?,
+                None => writeln!(
+                    f,
+                    "    game {} ({} {}, opening {}): no blunder seen (start already lost, or not covered)",
+                    l.game,
+                    name,
+                    l.colour,
+                    l.opening.join(" ")
+                )?,
             }
         }
         for b in &self.blunder_examples {

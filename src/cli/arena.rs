@@ -1,9 +1,9 @@
 //! `arena`: games between two players, with results and intervals.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use millbase::arena::{self, ArenaConfig, PlayerSpec};
+use millbase::arena::{self, ArenaConfig, Openings, PlayerSpec};
 use millbase::probe::Tablebase;
 use millbase::{Game, Rules};
 use std::io::Write;
@@ -19,12 +19,15 @@ pub struct ArenaArgs {
     a: String,
     /// Player B (as A).
     b: String,
-    /// Number of games; A and B swap colours every game.
+    /// Number of games (rounds with `--openings first-placements`); A and B swap
+    /// colours every game.
     #[arg(long, default_value_t = 100, value_parser = super::at_least_one)]
     games: usize,
-    /// Openings: `random:K` plays K random plies from the start for each pair of games.
-    #[arg(long)]
-    openings: Option<String>,
+    /// Openings: `random:K` plays K random plies from the start for each pair of
+    /// games; `first-placements` plays each of the 24 first placements with both
+    /// colours (48 games a round; `--games` then counts rounds).
+    #[arg(long, default_value = "random:0")]
+    openings: String,
     /// Start position: `startpos` or a FEN, optionally followed by `moves ...`.
     #[arg(long, default_value = "startpos")]
     start: String,
@@ -67,13 +70,10 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let rules = Rules::standard();
     let a: PlayerSpec = args.a.parse()?;
     let b: PlayerSpec = args.b.parse()?;
-    let opening_plies = match args.openings.as_deref() {
-        None => 0,
-        Some(text) => match text.strip_prefix("random:").map(str::parse::<usize>) {
-            Some(Ok(k)) => k,
-            _ => bail!("--openings {text}: write random:K with K a number of plies"),
-        },
-    };
+    let openings: Openings = args
+        .openings
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--openings: {e}"))?;
     let start =
         Game::parse(rules, &args.start).with_context(|| format!("--start {}", args.start))?;
     let db = match &args.db {
@@ -85,7 +85,14 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     config.b.1 = args.b.clone();
     config.start = *start.position();
     config.start_counters = start.counters;
-    config.opening_plies = opening_plies;
+    config.openings = openings;
+    if openings == Openings::FirstPlacements {
+        config.games = args
+            .games
+            .checked_mul(arena::first_placement_round(&config))
+            .filter(|&g| g > 0)
+            .context("--openings first-placements: the start position has no legal ply")?;
+    }
     config.seed = args.seed;
     config.threads = args.threads.max(1);
     config.max_quiet = args.max_quiet;
@@ -94,7 +101,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     config.db_dir = args.db.clone();
 
     let bar = ProgressBar::with_draw_target(
-        Some(args.games as u64),
+        Some(config.games as u64),
         if args.quiet {
             ProgressDrawTarget::hidden()
         } else {
