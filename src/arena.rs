@@ -31,7 +31,7 @@ use crate::opening::{Opening, OpeningError, OpeningOptions};
 use crate::position::{Color, Phase, Ply, Position};
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Rules;
-use crate::uci::sanmill_token;
+use crate::protocol::server::sanmill_token;
 use crate::value::{Value, Wdl};
 use rayon::prelude::*;
 use serde::Serialize;

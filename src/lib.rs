@@ -11,7 +11,8 @@
 //!   database directory; [`verify`]: recomputing stored values; [`memory`];
 //! - [`format`]: the database file; [`manifest`]: `manifest.json`;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
-//! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
+//! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
+//!   (`millbase uci`) and the client (the arena's `uci:` player);
 //! - [`arena`]: games between players, with results against perfect play.
 #![warn(missing_docs)]
 
@@ -30,10 +31,10 @@ pub mod perft;
 pub mod placement;
 pub mod position;
 pub mod probe;
+pub mod protocol;
 pub mod retro;
 pub mod rules;
 pub mod sector;
-pub mod uci;
 pub mod value;
 pub mod verify;
 

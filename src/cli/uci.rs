@@ -5,7 +5,7 @@ use clap::Args;
 use millbase::Rules;
 use millbase::engine::Endgame;
 use millbase::probe::Tablebase;
-use millbase::uci::EndgameOpener;
+use millbase::protocol::server::EndgameOpener;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -34,14 +34,14 @@ fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
 pub fn uci(args: UciArgs) -> Result<ExitCode> {
     let opener: EndgameOpener = Box::new(open_tablebase);
     match args.db {
-        None => millbase::uci::run_stdio(Rules::standard(), Some(opener)),
+        None => millbase::protocol::server::run_stdio(Rules::standard(), Some(opener)),
         Some(dir) => {
             open_tablebase(&dir)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("--db {}", dir.display()))?;
             let set = format!("setoption name DatabasePath value {}\n", dir.display());
             let mut session =
-                millbase::uci::Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
+                millbase::protocol::server::Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
             session.handle(set.trim_end());
             session.run(std::io::stdin().lock());
         }
