@@ -40,8 +40,11 @@ pub fn uci(args: UciArgs) -> Result<ExitCode> {
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("--db {}", dir.display()))?;
             let set = format!("setoption name DatabasePath value {}\n", dir.display());
-            let mut session =
-                millbase::protocol::server::Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
+            let mut session = millbase::protocol::server::Uci::new(
+                Rules::standard(),
+                std::io::stdout(),
+                Some(opener),
+            );
             session.handle(set.trim_end());
             session.run(std::io::stdin().lock());
         }
