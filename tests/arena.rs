@@ -611,3 +611,58 @@ fn lost_games_name_the_losers_first_blunder_and_blunders_are_counted_per_game() 
         assert_eq!(r["first_blunder"]["fen"], fen.as_str());
     }
 }
+
+/// `perfect:strict` plays the first best ply in the databases' order, so the seed
+/// changes nothing; `perfect:trap` plays, in a drawn position, a drawing ply leaving
+/// the opponent the most losing replies.
+#[test]
+fn strict_and_trap_perfect_players_choose_as_named() {
+    let tb = tablebase();
+    let losing_replies = |pos: &Position, ply| {
+        let child = pos.after(rules(), ply);
+        tb.moves(&child)
+            .unwrap()
+            .iter()
+            .filter(|r| r.1.wdl() == Wdl::Loss)
+            .count()
+    };
+    let mut trap_choices = 0;
+    for (pos, _) in find(4, 4, 3, |v| v.wdl() == Wdl::Draw) {
+        let strict_games = |seed| {
+            let mut c = config("perfect:strict", "perfect:strict", &pos, 2);
+            c.seed = seed;
+            play(&c).into_iter().map(|r| r.moves).collect::<Vec<_>>()
+        };
+        assert_eq!(strict_games(99), strict_games(5));
+        for spec in ["perfect:strict", "perfect:trap"] {
+            let mut c = config(spec, "random", &pos, 2);
+            c.openings = arena::Openings::Random(2);
+            for rec in play(&c) {
+                let mut game = millbase::Game::parse(rules(), &rec.opening_fen).unwrap();
+                let a_white = rec.white == Side::A;
+                for m in &rec.moves {
+                    let here = *game.position();
+                    let ply = millbase::notation::parse_ply(rules(), &here, m).unwrap();
+                    let moves = tb.moves(&here).unwrap();
+                    let mine = (here.to_move == Color::White) == a_white;
+                    if mine && spec == "perfect:strict" {
+                        assert_eq!(ply, moves[0].0, "strict in {}", fen_of(&here));
+                    } else if mine && moves[0].1.wdl() == Wdl::Draw {
+                        let most = moves
+                            .iter()
+                            .filter(|m| m.1.wdl() == Wdl::Draw)
+                            .map(|m| losing_replies(&here, m.0))
+                            .max()
+                            .unwrap();
+                        let value = moves.iter().find(|m| m.0 == ply).unwrap().1;
+                        assert_eq!(value.wdl(), Wdl::Draw);
+                        assert_eq!(losing_replies(&here, ply), most, "{}", fen_of(&here));
+                        trap_choices += 1;
+                    }
+                    game.play(rules(), ply);
+                }
+            }
+        }
+    }
+    assert!(trap_choices > 10, "{trap_choices}");
+}

@@ -1,6 +1,6 @@
 //! One game: its opening, its plies judged against the databases, its record.
 
-use super::players::{UNCOVERED, make_player};
+use super::players::{Stop, UNCOVERED, make_player};
 use super::*;
 use crate::fen::{self};
 use crate::game::Game;
@@ -25,6 +25,18 @@ pub enum Reason {
     QuietPlies,
     /// Too many plies in all.
     PlyLimit,
+    /// An external engine answered `bestmove draw` (a draw by its own rules).
+    EngineDraw,
+    /// An external engine answered `bestmove none` (lost for it).
+    EngineNoMove,
+    /// An external engine printed an error line instead of a move (lost for it).
+    EngineError,
+    /// A player answered with an illegal ply (lost for it).
+    IllegalPly,
+    /// An external engine exited (lost for it).
+    EngineCrashed,
+    /// An external engine did not answer within its timeout (lost for it).
+    EngineSilent,
 }
 
 /// A side in the arena.
@@ -97,6 +109,9 @@ pub struct GameRecord {
     pub inaccurate: [u32; 2],
     /// Per side: blunders by kind, win→draw, draw→loss, win→loss.
     pub blunder_kinds: [[u32; 3]; 2],
+    /// How an external engine ended the game (its answer, error line or failure),
+    /// with the position, if one did.
+    pub note: Option<String>,
 }
 
 /// The legal first plies of the start position, in the order of
@@ -246,6 +261,7 @@ pub fn play_game(
         checked: [0; 2],
         inaccurate: [0; 2],
         blunder_kinds: [[0; 3]; 2],
+        note: None,
     };
     let (winner, reason) = loop {
         let pos = *game.position();
@@ -272,19 +288,27 @@ pub fn play_game(
         let side = side_of(pos.to_move);
         let s = side as usize;
         let here = fen::format(rules, &pos, game.counters);
-        let ply = players[s]
-            .play(&game, derive(game_seed, played as u64, 3))
-            .map_err(|e| match fail(side, e) {
-                ArenaError::Uncovered {
-                    game, player, why, ..
-                } => ArenaError::Uncovered {
-                    game,
-                    player,
-                    fen: here.clone(),
-                    why,
-                },
-                other => other,
-            })?;
+        let ply = match players[s].play(&game, derive(game_seed, played as u64, 3)) {
+            Ok(ply) => ply,
+            Err(Stop::Ends(reason, detail)) => {
+                record.note = Some(format!("{} in {here}: {detail}", spec_of(side).1));
+                let winner = (reason != Reason::EngineDraw).then(|| pos.to_move.other());
+                break (winner, reason);
+            }
+            Err(Stop::Fail(e)) => {
+                return Err(match fail(side, e) {
+                    ArenaError::Uncovered {
+                        game, player, why, ..
+                    } => ArenaError::Uncovered {
+                        game,
+                        player,
+                        fen: here.clone(),
+                        why,
+                    },
+                    other => other,
+                });
+            }
+        };
         if !legal.contains(&ply) {
             return Err(fail(
                 side,

@@ -33,7 +33,7 @@ pub use game::{
     Blunder, GameRecord, Reason, Side, first_placement_round, first_plies, opening, play_game,
 };
 pub use runner::run;
-pub use spec::{Openings, PlayerSpec, SearchLimit};
+pub use spec::{Choice, Openings, PlayerSpec, SearchLimit, UciDefaults, option_pair};
 pub use stats::{Accuracy, ByStart, ColourResults, LostGame, Rate, Summary, summarize};
 
 use crate::fen::Counters;
@@ -157,12 +157,21 @@ pub(crate) fn pick<T: Copy>(items: &[T], seed: u64) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::client::GoLimits;
 
     #[test]
     fn specs_parse() {
         assert_eq!(
             "perfect".parse::<PlayerSpec>().unwrap(),
-            PlayerSpec::Perfect
+            PlayerSpec::Perfect(Choice::Random)
+        );
+        assert_eq!(
+            "perfect:strict".parse::<PlayerSpec>().unwrap(),
+            PlayerSpec::Perfect(Choice::Strict)
+        );
+        assert_eq!(
+            "perfect:trap".parse::<PlayerSpec>().unwrap(),
+            PlayerSpec::Perfect(Choice::Trap)
         );
         assert_eq!(
             "engine:depth=3,db=no".parse::<PlayerSpec>().unwrap(),
@@ -177,16 +186,71 @@ mod tests {
             "uci:movetime=50:/bin/x uci".parse::<PlayerSpec>().unwrap(),
             PlayerSpec::Uci {
                 command: vec!["/bin/x".into(), "uci".into()],
-                limit: SearchLimit::MoveTime(50),
+                go: GoLimits {
+                    movetime: Some(50),
+                    ..GoLimits::default()
+                },
+                options: vec![],
                 use_db: false,
                 timeout: None,
             }
         );
+        let sanmill = "uci:depth=0,movetime=1000,nodes=9,timeout=5,option.SkillLevel=30,option.Skill Level=2:tgf uci"
+            .parse::<PlayerSpec>()
+            .unwrap();
+        assert_eq!(
+            sanmill,
+            PlayerSpec::Uci {
+                command: vec!["tgf".into(), "uci".into()],
+                go: GoLimits {
+                    depth: Some(0),
+                    movetime: Some(1000),
+                    nodes: Some(9),
+                },
+                options: vec![
+                    ("SkillLevel".into(), "30".into()),
+                    ("Skill Level".into(), "2".into())
+                ],
+                use_db: false,
+                timeout: Some(5),
+            }
+        );
+        // The arena's flags fill in what a spec leaves out, its options first.
+        let defaults = UciDefaults {
+            go: GoLimits {
+                depth: Some(7),
+                ..GoLimits::default()
+            },
+            options: vec![("Hash".into(), "8".into())],
+            timeout: Some(3),
+        };
+        let PlayerSpec::Uci {
+            go,
+            options,
+            timeout,
+            ..
+        } = "uci:option.SkillLevel=3:x"
+            .parse::<PlayerSpec>()
+            .unwrap()
+            .with_uci_defaults(&defaults)
+        else {
+            unreachable!()
+        };
+        assert_eq!((go.depth, timeout), (Some(7), Some(3)));
+        assert_eq!(options[0].0, "Hash");
+        assert_eq!(options[1].0, "SkillLevel");
+        let PlayerSpec::Uci { go, timeout, .. } = sanmill.with_uci_defaults(&defaults) else {
+            unreachable!()
+        };
+        assert_eq!((go.depth, timeout), (Some(0), Some(5)));
+        assert_eq!(go.command(), "go depth 0 movetime 1000 nodes 9");
+        assert_eq!(GoLimits::default().command(), "go depth 4");
         assert_eq!(
             "uci:C:/x.exe".parse::<PlayerSpec>().unwrap(),
             PlayerSpec::Uci {
                 command: vec!["C:/x.exe".into()],
-                limit: SearchLimit::Depth(4),
+                go: GoLimits::default(),
+                options: vec![],
                 use_db: false,
                 timeout: None,
             }
@@ -196,6 +260,8 @@ mod tests {
             "engine:depth=0",
             "engine:speed=3",
             "perfect:x",
+            "uci:timeout=0:x",
+            "uci:nodes=-1:x",
             "uci:",
             "bogus",
         ] {

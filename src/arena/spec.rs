@@ -1,8 +1,8 @@
 //! Players and openings as written on the command line.
 
 use super::*;
+use crate::protocol::client::GoLimits;
 use std::str::FromStr;
-use std::time::Duration;
 
 /// What a `uci:` or `engine:` player is asked to do per ply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,20 +11,6 @@ pub enum SearchLimit {
     Depth(u32),
     /// A fixed time per ply in milliseconds.
     MoveTime(u64),
-}
-
-impl SearchLimit {
-    /// How long an external engine may take for one move under this limit before the
-    /// arena gives up on it: 30 s plus 10 s a ply of depth, or five times the move
-    /// time plus 30 s.
-    pub fn timeout(self) -> Duration {
-        match self {
-            SearchLimit::Depth(d) => Duration::from_secs(30 + 10 * d as u64),
-            SearchLimit::MoveTime(ms) => {
-                Duration::from_millis(ms.saturating_mul(5)) + Duration::from_secs(30)
-            }
-        }
-    }
 }
 
 /// Where the games of a run start, after the start position.
@@ -64,11 +50,36 @@ impl std::fmt::Display for Openings {
     }
 }
 
+/// How the perfect player chooses among equally valued plies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// `perfect`: at random, reproducibly from the game's seed.
+    Random,
+    /// `perfect:strict`: the first in the order of [`crate::Position::legal_plies`], so a
+    /// run repeats with no seed.
+    Strict,
+    /// `perfect:trap`: among drawing plies, the one leaving the opponent the most
+    /// losing replies (ties broken at random); wins and losses as `perfect`.
+    Trap,
+}
+
+/// Defaults for every `uci:` player, from the arena's flags; a player's own spec
+/// overrides them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UciDefaults {
+    /// Limits of each search.
+    pub go: GoLimits,
+    /// `setoption` lines sent before the player's own.
+    pub options: Vec<(String, String)>,
+    /// Seconds a search may take.
+    pub timeout: Option<u64>,
+}
+
 /// A player, as written on the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlayerSpec {
-    /// `perfect`: the databases' best plies, at random among equals.
-    Perfect,
+    /// `perfect`, `perfect:strict`, `perfect:trap`: the databases' best plies.
+    Perfect(Choice),
     /// `random`: a uniformly random legal ply.
     Random,
     /// `engine:depth=D` or `engine:movetime=MS`, optionally `,hash=MB`, `,db=no`
@@ -84,27 +95,70 @@ pub enum PlayerSpec {
         /// Whether equally ordered root plies are shuffled (seeded per game).
         shuffle: bool,
     },
-    /// `uci:COMMAND` or `uci:depth=D:COMMAND` / `uci:movetime=MS,db=yes:COMMAND`: an
-    /// external engine; the command is split at whitespace (no shell). Default limit:
-    /// depth 4. With `db=yes` it is sent `setoption name DatabasePath`. `timeout=S`
-    /// sets how long a move may take before the engine is given up on (default: see
-    /// [`SearchLimit::timeout`]).
+    /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
+    /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
+    /// `movetime=MS`, `nodes=N` (sent with every `go`; none: `go depth 4`),
+    /// `timeout=S` (how long a search may take before the engine counts as silent),
+    /// `db=yes` (sent `setoption name DatabasePath`), `option.NAME=VALUE` (sent
+    /// `setoption name NAME value VALUE`, any number, in order).
     Uci {
         /// Program and arguments.
         command: Vec<String>,
-        /// Search limit sent with `go`.
-        limit: SearchLimit,
+        /// Limits sent with `go`.
+        go: GoLimits,
+        /// `setoption` lines.
+        options: Vec<(String, String)>,
         /// Whether the arena's database directory is passed to it.
         use_db: bool,
-        /// Seconds a move may take before the engine counts as silent.
+        /// Seconds a search may take before the engine counts as silent.
         timeout: Option<u64>,
     },
 }
 
 impl PlayerSpec {
-    /// Whether this is the perfect player.
+    /// Whether this is a perfect player.
     pub fn is_perfect(&self) -> bool {
-        matches!(self, PlayerSpec::Perfect)
+        matches!(self, PlayerSpec::Perfect(_))
+    }
+
+    /// A `uci:` player with the arena's defaults filled in where its spec says
+    /// nothing (options: the defaults' first, then its own); other players as they are.
+    pub fn with_uci_defaults(self, defaults: &UciDefaults) -> PlayerSpec {
+        match self {
+            PlayerSpec::Uci {
+                command,
+                go,
+                options,
+                use_db,
+                timeout,
+            } => {
+                let go = if go == GoLimits::default() {
+                    defaults.go
+                } else {
+                    go
+                };
+                let mut all = defaults.options.clone();
+                all.extend(options);
+                PlayerSpec::Uci {
+                    command,
+                    go,
+                    options: all,
+                    use_db,
+                    timeout: timeout.or(defaults.timeout),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Reads `NAME=VALUE` (an engine option).
+pub fn option_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        }
+        _ => Err(format!("'{text}': write NAME=VALUE")),
     }
 }
 
@@ -118,9 +172,11 @@ fn params(text: &str) -> Vec<(&str, &str)> {
 
 fn looks_like_params(text: &str) -> bool {
     !text.is_empty()
-        && params(text)
-            .iter()
-            .all(|(k, v)| matches!(*k, "depth" | "movetime" | "db" | "timeout") && !v.is_empty())
+        && params(text).iter().all(|(k, v)| {
+            (matches!(*k, "depth" | "movetime" | "nodes" | "db" | "timeout")
+                || k.starts_with("option."))
+                && !v.is_empty()
+        })
 }
 
 fn yes_no(v: &str) -> Result<bool, String> {
@@ -146,7 +202,12 @@ impl FromStr for PlayerSpec {
         };
         let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
         match kind {
-            "perfect" if rest.is_empty() => Ok(PlayerSpec::Perfect),
+            "perfect" => match rest {
+                "" => Ok(PlayerSpec::Perfect(Choice::Random)),
+                "strict" => Ok(PlayerSpec::Perfect(Choice::Strict)),
+                "trap" => Ok(PlayerSpec::Perfect(Choice::Trap)),
+                _ => Err(err("write perfect, perfect:strict or perfect:trap".into())),
+            },
             "random" if rest.is_empty() => Ok(PlayerSpec::Random),
             "engine" => {
                 let (mut limit, mut hash_mb, mut use_db, mut shuffle) = (None, 16, true, true);
@@ -177,43 +238,56 @@ impl FromStr for PlayerSpec {
                     shuffle,
                 })
             }
-            "uci" => {
-                let (mut limit, mut use_db, mut command) = (SearchLimit::Depth(4), false, rest);
-                let mut timeout = None;
-                if let Some((head, tail)) = rest.split_once(':')
-                    && looks_like_params(head)
-                {
-                    command = tail;
-                    for (k, v) in params(head) {
-                        match k {
-                            "depth" => limit = SearchLimit::Depth(number(k, v).map_err(err)?),
-                            "movetime" => limit = SearchLimit::MoveTime(number(k, v).map_err(err)?),
-                            "timeout" => {
-                                let t: u64 = number(k, v).map_err(err)?;
-                                if t == 0 {
-                                    return Err(err("timeout=S needs at least 1 second".into()));
-                                }
-                                timeout = Some(t);
-                            }
-                            _ => use_db = yes_no(v).map_err(err)?,
-                        }
-                    }
-                }
-                let command: Vec<String> = command.split_whitespace().map(String::from).collect();
-                if command.is_empty() {
-                    return Err(err("write uci:COMMAND, e.g. 'uci:millbase uci'".into()));
-                }
-                Ok(PlayerSpec::Uci {
-                    command,
-                    limit,
-                    use_db,
-                    timeout,
-                })
-            }
+            "uci" => uci_spec(rest).map_err(err),
             _ => Err(err(
-                "players are perfect, random, engine:depth=D, engine:movetime=MS, uci:COMMAND"
+                "players are perfect[:strict|:trap], random, engine:depth=D, engine:movetime=MS, uci:COMMAND"
                     .into(),
             )),
         }
     }
+}
+
+/// Reads the part of a `uci:` spec after `uci:`.
+fn uci_spec(rest: &str) -> Result<PlayerSpec, String> {
+    let (mut go, mut options, mut use_db, mut timeout) =
+        (GoLimits::default(), Vec::new(), false, None);
+    let mut command = rest;
+    if let Some((head, tail)) = rest.split_once(':')
+        && looks_like_params(head)
+    {
+        command = tail;
+        for (k, v) in params(head) {
+            match k {
+                "depth" => go.depth = Some(number(k, v)?),
+                "movetime" => go.movetime = Some(number(k, v)?),
+                "nodes" => go.nodes = Some(number(k, v)?),
+                "timeout" => {
+                    let t: u64 = number(k, v)?;
+                    if t == 0 {
+                        return Err("timeout=S needs at least 1 second".into());
+                    }
+                    timeout = Some(t);
+                }
+                "db" => use_db = yes_no(v)?,
+                _ => {
+                    let name = k.trim_start_matches("option.");
+                    if name.is_empty() {
+                        return Err("write option.NAME=VALUE".into());
+                    }
+                    options.push((name.to_string(), v.to_string()));
+                }
+            }
+        }
+    }
+    let command: Vec<String> = command.split_whitespace().map(String::from).collect();
+    if command.is_empty() {
+        return Err("write uci:COMMAND, e.g. 'uci:millbase uci'".into());
+    }
+    Ok(PlayerSpec::Uci {
+        command,
+        go,
+        options,
+        use_db,
+        timeout,
+    })
 }

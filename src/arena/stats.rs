@@ -143,6 +143,13 @@ pub struct Summary {
     pub draws_quiet: usize,
     /// Draws by the limit on game length.
     pub draws_ply_limit: usize,
+    /// Draws claimed by an external engine (`bestmove draw`).
+    pub draws_claimed: usize,
+    /// Games an external engine lost by its answer or failure (`bestmove none`, an
+    /// error line, an illegal ply, an exit, silence).
+    pub forfeits: usize,
+    /// How each game an external engine ended went, in game order.
+    pub engine_endings: Vec<String>,
     /// The openings, as given (`random:K` or `first-placements`).
     pub openings: String,
     /// Which side is the perfect player, if one is.
@@ -243,6 +250,26 @@ pub fn summarize(config: &ArenaConfig, records: &[GameRecord]) -> Summary {
         draws_repetition: drawn_by(Reason::Repetition),
         draws_quiet: drawn_by(Reason::QuietPlies),
         draws_ply_limit: drawn_by(Reason::PlyLimit),
+        draws_claimed: drawn_by(Reason::EngineDraw),
+        forfeits: count(&|r| {
+            r.winner.is_some()
+                && matches!(
+                    r.reason,
+                    Reason::EngineNoMove
+                        | Reason::EngineError
+                        | Reason::IllegalPly
+                        | Reason::EngineCrashed
+                        | Reason::EngineSilent
+                )
+        }),
+        engine_endings: records
+            .iter()
+            .filter_map(|r| {
+                r.note
+                    .as_ref()
+                    .map(|n| format!("game {} ({:?}): {n}", r.game, r.reason))
+            })
+            .collect(),
         openings: config.openings.to_string(),
         perfect,
         draw_rate_vs_perfect: perfect.map(|_| Rate::new(draws, games)),
@@ -329,6 +356,16 @@ impl std::fmt::Display for Summary {
             "  draws by repetition {}, by plies without a removal {}, by game length {}",
             self.draws_repetition, self.draws_quiet, self.draws_ply_limit
         )?;
+        if !self.engine_endings.is_empty() {
+            writeln!(
+                f,
+                "  ended by an engine: {} draws claimed, {} forfeits",
+                self.draws_claimed, self.forfeits
+            )?;
+            for e in &self.engine_endings {
+                writeln!(f, "    {e}")?;
+            }
+        }
         if let (Some(side), Some(rate)) = (self.perfect, self.draw_rate_vs_perfect) {
             let other = if side == Side::A { &self.b } else { &self.a };
             writeln!(f, "  draw rate of {other} against perfect play: {rate}")?;

@@ -3,8 +3,9 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use millbase::arena::{self, ArenaConfig, Openings, PlayerSpec};
+use millbase::arena::{self, ArenaConfig, Openings, PlayerSpec, UciDefaults};
 use millbase::probe::Tablebase;
+use millbase::protocol::client::GoLimits;
 use millbase::{Game, Rules};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,8 +15,10 @@ use std::sync::Arc;
 /// Arguments of `arena`.
 #[derive(Args)]
 pub struct ArenaArgs {
-    /// Player A: perfect, random, engine:depth=D, engine:movetime=MS (options
-    /// ,hash=MB ,db=no ,shuffle=no), uci:COMMAND or uci:depth=D:COMMAND.
+    /// Player A: perfect, perfect:strict, perfect:trap, random, engine:depth=D,
+    /// engine:movetime=MS (options ,hash=MB ,db=no ,shuffle=no), uci:COMMAND or
+    /// uci:PARAMS:COMMAND (PARAMS: depth=D,movetime=MS,nodes=N,timeout=S,db=yes,
+    /// option.NAME=VALUE).
     a: String,
     /// Player B (as A).
     b: String,
@@ -46,6 +49,23 @@ pub struct ArenaArgs {
     /// Draw after this many plies in all, opening excluded (0: never).
     #[arg(long, default_value_t = 1000)]
     max_plies: usize,
+    /// `setoption name NAME value VALUE` for every uci: player (repeatable; sent
+    /// before the options of its spec).
+    #[arg(long = "uci-option", value_name = "NAME=VALUE", value_parser = arena::option_pair)]
+    uci_options: Vec<(String, String)>,
+    /// `go depth D` for every uci: player whose spec sets no limit (0: the engine's
+    /// own depth, e.g. from Sanmill's SkillLevel).
+    #[arg(long, value_name = "D")]
+    uci_depth: Option<u32>,
+    /// `go movetime MS` for every uci: player whose spec sets no limit.
+    #[arg(long, value_name = "MS")]
+    uci_movetime: Option<u64>,
+    /// `go nodes N` for every uci: player whose spec sets no limit.
+    #[arg(long, value_name = "N")]
+    uci_nodes: Option<u64>,
+    /// Seconds a uci: player may take for one search before it loses as silent.
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    uci_timeout: Option<u64>,
     /// Write every game as a JSON line to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -68,8 +88,17 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let rules = Rules::standard();
-    let a: PlayerSpec = args.a.parse()?;
-    let b: PlayerSpec = args.b.parse()?;
+    let defaults = UciDefaults {
+        go: GoLimits {
+            depth: args.uci_depth,
+            movetime: args.uci_movetime,
+            nodes: args.uci_nodes,
+        },
+        options: args.uci_options.clone(),
+        timeout: args.uci_timeout,
+    };
+    let a = args.a.parse::<PlayerSpec>()?.with_uci_defaults(&defaults);
+    let b = args.b.parse::<PlayerSpec>()?.with_uci_defaults(&defaults);
     let openings: Openings = args
         .openings
         .parse()

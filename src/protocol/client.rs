@@ -1,29 +1,143 @@
-//! The protocol's client: an external engine driven through its standard input
-//! and output, as the arena's `uci:` player.
+//! The protocol's client: an external engine driven through its standard input and
+//! output, as the arena's `uci:` player.
+//!
+//! A search's answer is either a standard `bestmove PLY` line (a capture with its
+//! removal joined) or Sanmill's `info ... bestmove TOKEN` line, where a mill-closing
+//! move comes without its removal and the removal is the answer to a second search
+//! from the position with the removal pending. millbase's engine prints both lines
+//! (or only Sanmill's, with `SanmillClosing`); after an `info ... bestmove` line the
+//! client sends `isready` and takes a standard `bestmove` line arriving before
+//! `readyok` instead; once an engine has printed a standard line, only standard
+//! lines are awaited. Until then each search starts with an `isready` round trip
+//! that clears whatever the last one left.
+//!
+//! What ends a game instead of a ply is an [`Outcome`]: Sanmill's `bestmove draw`
+//! (it applies threefold repetition and its N-move rules itself) and `bestmove
+//! none`, its `info string sanmill_error {...}` lines (with `StrictFailurePolicy`),
+//! an illegal answer, an engine that exits, and one silent past the timeout.
 
-use crate::arena::SearchLimit;
-use crate::fen::{self};
+use crate::fen;
 use crate::game::Game;
 use crate::notation::{parse_ply, parse_ply_syntax};
 use crate::position::{Ply, Position};
 use crate::protocol::server::sanmill_token;
 use crate::rules::Rules;
 use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-/// An external engine speaking the protocol of `docs/PROTOCOL.md`.
-///
-/// A search's answer is either a standard `bestmove PLY` line (a capture with its
-/// removal joined) or Sanmill's `info ... bestmove TOKEN` line, where a mill-closing
-/// move comes without its removal and the removal is the answer to a second search
-/// from the position with the removal pending. millbase's engine prints both lines;
-/// after an `info ... bestmove` line the arena sends `isready` and takes a standard
-/// `bestmove` line arriving before `readyok` instead (millbase writes both lines at
-/// once); once an engine has printed a standard line, only standard lines are
-/// awaited. Until then each search starts with an `isready` round trip that clears
-/// whatever the last one left.
+/// The limits sent with every `go`; none set means `go depth 4`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GoLimits {
+    /// `go depth D` (0: Sanmill's engine takes the depth from its `SkillLevel`).
+    pub depth: Option<u32>,
+    /// `go movetime MS`.
+    pub movetime: Option<u64>,
+    /// `go nodes N`.
+    pub nodes: Option<u64>,
+}
+
+impl GoLimits {
+    /// The `go` line.
+    pub fn command(&self) -> String {
+        let mut go = String::from("go");
+        let depth = match (self.depth, self.movetime, self.nodes) {
+            (None, None, None) => Some(4),
+            (d, _, _) => d,
+        };
+        for (key, value) in [
+            ("depth", depth.map(u64::from)),
+            ("movetime", self.movetime),
+            ("nodes", self.nodes),
+        ] {
+            if let Some(v) = value {
+                go.push_str(&format!(" {key} {v}"));
+            }
+        }
+        go
+    }
+
+    /// How long one search may take before the engine counts as silent: 30 s, plus
+    /// 10 s a ply of depth, plus five times the move time.
+    pub fn default_timeout(&self) -> Duration {
+        let depth = self
+            .depth
+            .unwrap_or(if self.movetime.is_none() { 4 } else { 0 });
+        Duration::from_secs(30 + 10 * u64::from(depth))
+            + Duration::from_millis(self.movetime.unwrap_or(0).saturating_mul(5))
+    }
+}
+
+/// How to start and set up an external engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Program and arguments (no shell).
+    pub command: Vec<String>,
+    /// Limits of each search.
+    pub go: GoLimits,
+    /// `setoption name N value V` lines, sent in this order after the client's own
+    /// (`MoveTimeMs 0` when no move time is given, `Shuffling false`), so they win.
+    pub options: Vec<(String, String)>,
+    /// Sent as `setoption name DatabasePath value DIR`.
+    pub database: Option<PathBuf>,
+    /// How long one search may take.
+    pub timeout: Duration,
+}
+
+/// What the engine answered for one ply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A legal ply (a capture with its removal).
+    Ply(Ply),
+    /// `bestmove draw`: the engine holds the game drawn by its own rules.
+    Draw,
+    /// `bestmove none`: the engine found no move.
+    NoMove,
+    /// An error line (`info string sanmill_error ...` or `info string error: ...`)
+    /// in place of a move; the line.
+    Error(String),
+    /// An answer that is not a legal ply here; what was wrong.
+    Illegal(String),
+    /// The engine exited or stopped reading; what happened.
+    Crashed(String),
+    /// No answer within the timeout.
+    Silent(String),
+}
+
+/// Why a search gave no ply.
+enum Fail {
+    Exited(String),
+    Silent(String),
+}
+
+impl From<Fail> for Outcome {
+    fn from(f: Fail) -> Outcome {
+        match f {
+            Fail::Exited(why) => Outcome::Crashed(why),
+            Fail::Silent(why) => Outcome::Silent(why),
+        }
+    }
+}
+
+impl From<Fail> for String {
+    fn from(f: Fail) -> String {
+        match f {
+            Fail::Exited(why) | Fail::Silent(why) => why,
+        }
+    }
+}
+
+/// What one search answered.
+enum Answer {
+    /// A token and whether it came on a standard `bestmove` line (a complete ply).
+    Token(String, bool),
+    /// An error line instead of a move.
+    Error(String),
+}
+
+/// An external engine, started and set up.
 pub struct UciClient {
     child: Child,
     stdin: ChildStdin,
@@ -34,24 +148,24 @@ pub struct UciClient {
     name: String,
 }
 
+/// Whether `line` is an engine's complaint: Sanmill's error and refused-option lines,
+/// millbase's error lines.
+fn is_error_line(line: &str) -> bool {
+    line.starts_with("info string sanmill_error")
+        || line.starts_with("info string error")
+        || line.starts_with("info string unsupported setoption")
+}
+
 impl UciClient {
-    /// Starts the engine and sets it up (`uci`, options, `ucinewgame`, `isready`).
-    pub fn start(
-        command: &[String],
-        limit: SearchLimit,
-        timeout: Duration,
-        db: Option<&std::path::Path>,
-    ) -> Result<UciClient, String> {
-        Self::start_inner(command, limit, timeout, db)
+    /// Starts the engine and sets it up (`uci`, options, `ucinewgame`, `isready`); an
+    /// option the engine refuses is an error naming it.
+    pub fn start(config: &ClientConfig) -> Result<UciClient, String> {
+        Self::start_inner(config)
             .map_err(|e| format!("{e} (while starting it: uci, options, isready)"))
     }
 
-    fn start_inner(
-        command: &[String],
-        limit: SearchLimit,
-        timeout: Duration,
-        db: Option<&std::path::Path>,
-    ) -> Result<UciClient, String> {
+    fn start_inner(config: &ClientConfig) -> Result<UciClient, String> {
+        let command = &config.command;
         let mut child = Command::new(&command[0])
             .args(&command[1..])
             .stdin(Stdio::piped())
@@ -70,60 +184,66 @@ impl UciClient {
                 }
             }
         });
-        let go = match limit {
-            SearchLimit::Depth(d) => format!("go depth {d}"),
-            SearchLimit::MoveTime(ms) => format!("go movetime {ms}"),
-        };
-        let mut player = UciClient {
+        let mut client = UciClient {
             child,
             stdin,
             lines: rx,
-            go,
-            timeout,
+            go: config.go.command(),
+            timeout: config.timeout,
             standard: false,
             name: command.join(" "),
         };
-        player.send("uci")?;
-        player.wait_for(|l| l == "uciok", Duration::from_secs(30))?;
-        if let SearchLimit::Depth(_) = limit {
+        client.send("uci")?;
+        client.wait_for(|l| l == "uciok", Duration::from_secs(30))?;
+        let mut options = Vec::new();
+        if config.go.movetime.is_none() {
             // Sanmill's engine applies a default time limit unless told otherwise.
-            player.send("setoption name MoveTimeMs value 0")?;
+            options.push(("MoveTimeMs".to_string(), "0".to_string()));
         }
-        player.send("setoption name Shuffling value false")?;
-        if let Some(dir) = db {
-            player.send(&format!(
-                "setoption name DatabasePath value {}",
-                dir.display()
-            ))?;
+        options.push(("Shuffling".into(), "false".into()));
+        if let Some(dir) = &config.database {
+            options.push(("DatabasePath".into(), dir.display().to_string()));
         }
-        player.send("ucinewgame")?;
-        player.send("isready")?;
-        player.wait_for(|l| l == "readyok", Duration::from_secs(60))?;
-        Ok(player)
+        options.extend(config.options.iter().cloned());
+        for (name, value) in &options {
+            client.send(&format!("setoption name {name} value {value}"))?;
+        }
+        client.send("ucinewgame")?;
+        client.send("isready")?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let line = client.recv(deadline)?;
+            if line == "readyok" {
+                break;
+            }
+            if is_error_line(&line) {
+                return Err(format!("'{}' refused its setup: {line}", client.name));
+            }
+        }
+        Ok(client)
     }
 
-    fn send(&mut self, line: &str) -> Result<(), String> {
+    fn send(&mut self, line: &str) -> Result<(), Fail> {
         writeln!(self.stdin, "{line}")
             .and_then(|_| self.stdin.flush())
-            .map_err(|e| format!("'{}' stopped reading its input: {e}", self.name))
+            .map_err(|e| Fail::Exited(format!("'{}' stopped reading its input: {e}", self.name)))
     }
 
-    fn recv(&mut self, deadline: Instant) -> Result<String, String> {
+    fn recv(&mut self, deadline: Instant) -> Result<String, Fail> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
             Ok(line) => Ok(line.trim().to_string()),
-            Err(RecvTimeoutError::Timeout) => {
-                Err(format!("'{}' did not answer in time", self.name))
+            Err(RecvTimeoutError::Timeout) => Err(Fail::Silent(format!(
+                "'{}' did not answer in time",
+                self.name
+            ))),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(Fail::Exited(format!("'{}' exited", self.name)))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(format!("'{}' exited", self.name)),
         }
     }
 
-    fn wait_for(
-        &mut self,
-        done: impl Fn(&str) -> bool,
-        within: Duration,
-    ) -> Result<String, String> {
+    fn wait_for(&mut self, done: impl Fn(&str) -> bool, within: Duration) -> Result<String, Fail> {
         let deadline = Instant::now() + within;
         loop {
             let line = self.recv(deadline)?;
@@ -133,9 +253,8 @@ impl UciClient {
         }
     }
 
-    /// Sends the position and `go`; the answer token and whether it is a standard
-    /// `bestmove` (a complete ply).
-    fn search(&mut self, position: &str) -> Result<(String, bool), String> {
+    /// Sends the position and `go` and reads the answer.
+    fn search(&mut self, position: &str) -> Result<Answer, Fail> {
         if !self.standard {
             // Lines left from the last search (a late standard `bestmove`) must not
             // be taken for this one's answer.
@@ -156,39 +275,99 @@ impl UciClient {
         let deadline = Instant::now() + self.timeout;
         loop {
             let line = self.recv(deadline)?;
+            if is_error_line(&line) {
+                return Ok(Answer::Error(line));
+            }
             let mut words = line.split_whitespace();
             match words.next() {
                 Some("bestmove") => {
                     self.standard = true;
-                    return Ok((words.next().unwrap_or("").to_string(), true));
+                    return Ok(Answer::Token(words.next().unwrap_or("").to_string(), true));
                 }
                 Some("info") if !self.standard => {
                     let Some(token) = words.skip_while(|&w| w != "bestmove").nth(1) else {
                         continue;
                     };
                     let token = token.to_string();
-                    self.send("isready")?;
-                    loop {
-                        let line = self.recv(deadline)?;
-                        if let Some(t) = line.strip_prefix("bestmove ") {
-                            self.standard = true;
-                            let t = t.split_whitespace().next().unwrap_or("").to_string();
-                            self.wait_for(|l| l == "readyok", self.timeout)?;
-                            return Ok((t, true));
-                        }
-                        if line == "readyok" {
-                            return Ok((token, false));
-                        }
-                    }
+                    return self.standard_after(token, deadline);
                 }
                 _ => {}
             }
         }
     }
+
+    /// After Sanmill's `info ... bestmove TOKEN`: a standard `bestmove` arriving
+    /// before the answer to `isready` replaces it.
+    fn standard_after(&mut self, token: String, deadline: Instant) -> Result<Answer, Fail> {
+        self.send("isready")?;
+        loop {
+            let line = self.recv(deadline)?;
+            if let Some(t) = line.strip_prefix("bestmove ") {
+                self.standard = true;
+                let t = t.split_whitespace().next().unwrap_or("").to_string();
+                self.wait_for(|l| l == "readyok", self.timeout)?;
+                return Ok(Answer::Token(t, true));
+            }
+            if line == "readyok" {
+                return Ok(Answer::Token(token, false));
+            }
+        }
+    }
+
+    /// Asks the engine for its ply in `game` (two searches for a capture in Sanmill's
+    /// dialect).
+    pub fn play(&mut self, game: &Game) -> Outcome {
+        self.play_inner(game).unwrap_or_else(Outcome::from)
+    }
+
+    fn play_inner(&mut self, game: &Game) -> Result<Outcome, Fail> {
+        let rules = Rules::standard();
+        let pos = *game.position();
+        let (token, complete) = match self.search(&position_command(rules, game, None))? {
+            Answer::Error(line) => return Ok(Outcome::Error(line)),
+            Answer::Token(t, c) => (t, c),
+        };
+        match token.as_str() {
+            "draw" => return Ok(Outcome::Draw),
+            "none" | "(none)" | "0000" => return Ok(Outcome::NoMove),
+            _ => {}
+        }
+        let bad = |t: &str, e: String| Outcome::Illegal(format!("answered '{t}': {e}"));
+        let complete_ply = |t: &str| match parse_ply(rules, &pos, t) {
+            Ok(p) => Outcome::Ply(p),
+            Err(e) => bad(t, e.to_string()),
+        };
+        if complete || pos.pending_removal {
+            return Ok(complete_ply(&token));
+        }
+        let ply = match parse_ply_syntax(rules, &token) {
+            Ok(p) => p,
+            Err(e) => return Ok(bad(&token, e.to_string())),
+        };
+        if ply.removes() || !pos.ply_closes_mill(rules, ply) {
+            return Ok(complete_ply(&token));
+        }
+        // Sanmill's first half of a capture: ask for the removal.
+        let removal = match self.search(&position_command(rules, game, Some(&token)))? {
+            Answer::Error(line) => return Ok(Outcome::Error(line)),
+            Answer::Token(t, _) => t,
+        };
+        let full = parse_ply_syntax(rules, &removal)
+            .ok()
+            .filter(|r| r.is_lone_removal())
+            .map(|r| ply.with_removal(r.remove))
+            .filter(|&full| pos.is_legal(rules, full));
+        Ok(match full {
+            Some(full) => Outcome::Ply(full),
+            None => Outcome::Illegal(format!(
+                "answered '{token}' and then '{removal}', which is not a legal removal"
+            )),
+        })
+    }
 }
 
 /// `position startpos|fen ... moves ...` for `game`, removals as separate tokens.
-fn position_command(rules: &Rules, game: &Game, extra: Option<&str>) -> String {
+pub fn position_command(rules: &Rules, game: &Game, extra: Option<&str>) -> String {
     let start = Position::start(rules);
     let mut text = if game.start == start && game.start_counters.plies_since_removal == 0 {
         "position startpos".to_string()
@@ -211,34 +390,6 @@ fn position_command(rules: &Rules, game: &Game, extra: Option<&str>) -> String {
         text.push_str(&tokens.join(" "));
     }
     text
-}
-
-impl UciClient {
-    /// Asks the engine for its ply in `game` (two searches for a capture in Sanmill's
-    /// dialect).
-    pub fn play(&mut self, game: &Game) -> Result<Ply, String> {
-        let rules = Rules::standard();
-        let pos = *game.position();
-        let (token, complete) = self.search(&position_command(rules, game, None))?;
-        let bad = |t: &str, e: String| format!("answered '{t}': {e}");
-        if complete || pos.pending_removal {
-            return parse_ply(rules, &pos, &token).map_err(|e| bad(&token, e.to_string()));
-        }
-        let ply = parse_ply_syntax(rules, &token).map_err(|e| bad(&token, e.to_string()))?;
-        if ply.removes() || !pos.ply_closes_mill(rules, ply) {
-            return parse_ply(rules, &pos, &token).map_err(|e| bad(&token, e.to_string()));
-        }
-        // Sanmill's first half of a capture: ask for the removal.
-        let (removal, _) = self.search(&position_command(rules, game, Some(&token)))?;
-        let r = parse_ply_syntax(rules, &removal).map_err(|e| bad(&removal, e.to_string()))?;
-        let full = ply.with_removal(r.remove);
-        if !r.is_lone_removal() || !pos.is_legal(rules, full) {
-            return Err(format!(
-                "answered '{token}' and then '{removal}', which is not a legal removal"
-            ));
-        }
-        Ok(full)
-    }
 }
 
 impl Drop for UciClient {
