@@ -1,8 +1,8 @@
 //! An external engine's answers that end a game: Sanmill's `bestmove draw` and
 //! `bestmove none`, its `sanmill_error` lines, an illegal ply, an exit and silence
 //! each end that game with the reason recorded, and the arena plays on. An option
-//! the engine refuses stops the run with an error naming it. The lines are those
-//! Sanmill's engine prints (see tests/sanmill/ for a recorded dialogue).
+//! the engine refuses stops the run with an error naming it. Sanmill's lines are
+//! taken from its recorded dialogues (`tests/sanmill/`).
 #![cfg(unix)]
 
 use std::path::PathBuf;
@@ -58,38 +58,57 @@ fn summary(engine: &str, extra: &[&str]) -> serde_json::Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// The first line Sanmill's engine printed containing `what`, from a recording.
+fn recorded(file: &str, what: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/sanmill")
+        .join(file);
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("< ") && l.contains(what))
+        .unwrap_or_else(|| panic!("no '{what}' in {file}"));
+    // As a shell word: single quotes, with the quotes inside closed and reopened.
+    format!("echo '{}'", line[2..].replace('\'', "'\\''"))
+}
+
 #[test]
 fn each_way_an_engine_ends_a_game_is_recorded_and_the_run_goes_on() {
     let cases = [
         (
             "draw",
-            "echo 'info depth 4 score cp 0 nodes 57 bestmove draw'",
+            recorded("draw.txt", "bestmove draw"),
             "EngineDraw",
             "bestmove draw",
         ),
         (
             "none",
-            "echo 'info score 0 bestmove none'",
+            recorded("session.txt", "bestmove none"),
             "EngineNoMove",
             "bestmove none",
         ),
         (
             "error",
-            "echo 'info string sanmill_error {\"protocol_version\":1,\"status\":\"error\",\"code\":\"search_missing_bestmove\",\"command\":\"go\",\"message\":\"no move\"}'",
+            recorded("session.txt", "sanmill_error"),
             "EngineError",
-            "search_missing_bestmove",
+            "position_history_truncated",
         ),
         (
             "illegal",
-            "echo 'info depth 1 score cp 0 nodes 1 bestmove z9'",
+            "echo 'info depth 1 score cp 0 nodes 1 bestmove z9'".into(),
             "IllegalPly",
             "answered 'z9'",
         ),
-        ("crash", "exit 3", "EngineCrashed", "exited"),
-        ("silent", ":", "EngineSilent", "did not answer in time"),
+        ("crash", "exit 3".into(), "EngineCrashed", "exited"),
+        (
+            "silent",
+            ":".into(),
+            "EngineSilent",
+            "did not answer in time",
+        ),
     ];
     for (name, on_go, reason, detail) in cases {
-        let s = summary(&engine(name, on_go), &[]);
+        let s = summary(&engine(name, &on_go), &[]);
         assert_eq!(s["games"], 3, "{name}: {s}");
         let endings = s["engine_endings"].as_array().unwrap();
         assert_eq!(endings.len(), 3, "{name}: {s}");
