@@ -1,23 +1,30 @@
 //! The arena: many games between two players, with a report of the results.
 //!
-//! Players ([`PlayerSpec`]): `perfect` (the databases' oracle, choosing at random among
-//! equally good plies), `engine:depth=D` / `engine:movetime=MS` (the crate's engine),
-//! `random`, and `uci:COMMAND` (an external engine speaking the protocol of
-//! `docs/PROTOCOL.md`, started as a subprocess).
+//! Players ([`PlayerSpec`]): `perfect`, `perfect:strict`, `perfect:trap` (the
+//! databases' oracle; [`Choice`] says how it picks among equally good plies),
+//! `engine:depth=D` / `engine:movetime=MS` (the crate's engine), `random`, and
+//! `uci:[PARAMS:]COMMAND` (an external engine speaking the protocol of
+//! `docs/PROTOCOL.md`, started as a subprocess and driven by
+//! [`crate::protocol::client`]).
 //!
 //! Games come in pairs: A plays White in even-numbered games and Black in odd ones,
-//! and both games of a pair start from the same position (the start position, then
-//! `opening_plies` random plies drawn for the pair). A game ends when a side has lost
-//! (fewer than three stones, or no legal move), or as a draw on the third occurrence
-//! of a moving-phase position (counted from the end of the opening), after `max_quiet` plies without a removal, or after
-//! `max_plies` plies in all. The quiet-ply limit (default 100, as in Sanmill) is not
-//! part of the rules the databases solve: a long database win can cross it, so raise
-//! it (or set 0) when perfect wins must be played out.
+//! and both games of a pair start from the same position ([`Openings`]: the start
+//! position, then K random plies drawn for the pair, or each first ply of the start
+//! in turn). A game ends when a side has lost (fewer than three stones, or no legal
+//! move), or as a draw on the third occurrence of a moving-phase position (counted
+//! from the end of the opening), after `max_quiet` plies without a removal, or after
+//! `max_plies` plies in all; or when an external engine ends it ([`Reason`]: its
+//! `bestmove draw`, or a forfeit by `bestmove none`, an error line, an illegal ply,
+//! an exit or silence). The quiet-ply limit (default 100, as in Sanmill) is not part
+//! of the rules the databases solve: a long database win can cross it, so raise it
+//! (or set 0) when perfect wins must be played out.
 //!
-//! With a database, every moving-phase ply is checked against perfect play: a ply
+//! With a database, every ply of a position it covers (moving phase, or placement
+//! where the placement sectors are built) is checked against perfect play: a ply
 //! whose value for its mover is worse in win/draw/loss than the position's value is a
 //! *blunder*; a ply that keeps the result but wins slower (or loses faster) is
-//! *inaccurate*.
+//! *inaccurate*. The report ([`Summary`]) gives rates with Wilson intervals, per
+//! colour, blunders per game and the first blunder of each lost game.
 //!
 //! Everything is deterministic for a given seed (time-limited searches aside): each
 //! game has its own players and seeds derived from the arena seed and the game number,
