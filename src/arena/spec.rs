@@ -59,7 +59,9 @@ pub enum Choice {
     /// run repeats with no seed.
     Strict,
     /// `perfect:trap`: among drawing plies, the one leaving the opponent the most
-    /// losing replies (ties broken at random); wins and losses as `perfect`.
+    /// losing replies (ties broken at random), the idea behind Malom's "ultra-strong"
+    /// play; wins and losses as `perfect`, and so are positions whose replies the
+    /// databases do not cover (placement played by the opening search).
     Trap,
 }
 
