@@ -13,7 +13,8 @@
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
 //!   (`millbase uci`) and the client (the arena's `uci:` player);
-//! - [`arena`]: games between players, with results against perfect play.
+//! - [`arena`]: games between players, with results against perfect play;
+//! - `serve` (feature `serve`, on by default): the HTTP API and the web board.
 #![warn(missing_docs)]
 
 pub mod arena;
@@ -35,6 +36,8 @@ pub mod protocol;
 pub mod retro;
 pub mod rules;
 pub mod sector;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod value;
 pub mod verify;
 
