@@ -72,7 +72,8 @@
 //! - [`layout`]: the files of a database directory; [`format`](mod@format): the database file; [`cache`]: its decompressed blocks in memory;
 //!   [`manifest`]: `manifest.json`;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
-//! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
+//! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
+//!   (`millbase uci`) and the client (the arena's `uci:` player);
 //! - [`arena`]: games between players, with results against perfect play;
 //! - [`mix`]: the pseudo-random mixer behind reproducible choices;
 //! - `serve` (feature `serve`, on by default): the HTTP API and the web board.
@@ -97,13 +98,13 @@ pub mod placement;
 pub mod position;
 pub mod probe;
 mod progress;
+pub mod protocol;
 #[doc(hidden)]
 pub mod retro;
 pub mod rules;
 pub mod sector;
 #[cfg(feature = "serve")]
 pub mod serve;
-pub mod uci;
 pub mod value;
 pub mod verify;
 

@@ -447,3 +447,222 @@ fn the_protocol_engine_reads_the_databases() {
     let big = Position::moving(Color::White, 0b11111, 0b1111100000);
     assert_eq!(e.probe(&big), None);
 }
+
+fn summary_of(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn records_of(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn first_placements_play_every_first_placement_with_both_colours_each_round() {
+    let out = temp("first.jsonl");
+    let (json, _) = arena_cli(&[
+        "engine:depth=1",
+        "random",
+        "--openings",
+        "first-placements",
+        "--games",
+        "2",
+        "--threads",
+        "2",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary_of(&json);
+    assert_eq!(s["games"], 96);
+    assert_eq!(s["openings"], "first-placements");
+    let recs = records_of(&out);
+    assert_eq!(recs.len(), 96);
+    // Every one of the 24 points opens four games: two rounds, both colours each.
+    let mut seen = std::collections::BTreeMap::<String, [usize; 2]>::new();
+    for r in &recs {
+        let opening = r["opening"].as_array().unwrap();
+        assert_eq!(opening.len(), 1, "{r}");
+        let ply = opening[0].as_str().unwrap().to_string();
+        let pos = Position::start(rules());
+        millbase::notation::parse_ply(rules(), &pos, &ply).unwrap();
+        seen.entry(ply).or_default()[usize::from(r["white"] == "B")] += 1;
+    }
+    assert_eq!(seen.len(), 24, "{seen:?}");
+    assert!(seen.values().all(|&c| c == [2, 2]), "{seen:?}");
+    // The per-colour lines count the records.
+    for (i, colour) in ["white", "black"].iter().enumerate() {
+        let line = &s["by_colour"][i];
+        assert_eq!(line["colour"], *colour);
+        assert_eq!(line["player"], "engine:depth=1");
+        let mine: Vec<_> = recs
+            .iter()
+            .filter(|r| (r["white"] == "A") == (i == 0))
+            .collect();
+        let count = |w: serde_json::Value| mine.iter().filter(|r| r["winner"] == w).count();
+        assert_eq!(line["games"], 48);
+        assert_eq!(line["wins"]["count"], count("A".into()));
+        assert_eq!(line["draws"]["count"], count(serde_json::Value::Null));
+        assert_eq!(line["losses"]["count"], count("B".into()));
+        let d = &line["draws"];
+        let rate = arena::Rate::new(d["count"].as_u64().unwrap() as usize, 48);
+        assert_eq!(d["low"].as_f64().unwrap(), rate.low);
+        assert_eq!(d["high"].as_f64().unwrap(), rate.high);
+    }
+    // Without databases nothing is judged.
+    assert!(s["blunders_per_game_a"].is_null());
+    let text = arena_cli(&[
+        "random",
+        "random",
+        "--openings",
+        "first-placements",
+        "--games",
+        "1",
+    ])
+    .0;
+    assert!(
+        text.contains("48 games") && text.contains("random by colour (first-placements)"),
+        "{text}"
+    );
+    for bad in ["first-placement", "random:x", "random"] {
+        let out = millbase()
+            .args(["arena", "random", "random", "--openings", bad])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("first-placements"),
+            "{bad}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
+
+/// Replays the loser's plies of each lost game against the databases: its first ply
+/// worse in win/draw/loss than its position is the reported first blunder, and the
+/// blunders per game are the count of all such plies.
+#[test]
+fn lost_games_name_the_losers_first_blunder_and_blunders_are_counted_per_game() {
+    let db = db_dir().to_str().unwrap();
+    let tb = tablebase();
+    let (pos, _) = find(4, 4, 1, |v| v.wdl() == Wdl::Draw)[0];
+    let start = fen_of(&pos);
+    let out = temp("lost.jsonl");
+    let (json, _) = arena_cli(&[
+        "random",
+        "perfect",
+        "--db",
+        db,
+        "--start",
+        &start,
+        "--openings",
+        "random:2",
+        "--games",
+        "8",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s = summary_of(&json);
+    let recs = records_of(&out);
+    let mut blunders = [0usize; 2];
+    let mut lost = Vec::new();
+    for r in &recs {
+        let mut game = millbase::Game::parse(rules(), r["opening_fen"].as_str().unwrap()).unwrap();
+        let a_white = r["white"] == "A";
+        let mut first: [Option<(usize, String)>; 2] = [None, None];
+        for (i, m) in r["moves"].as_array().unwrap().iter().enumerate() {
+            let here = *game.position();
+            let side = usize::from((here.to_move == Color::White) != a_white);
+            let ply = millbase::notation::parse_ply(rules(), &here, m.as_str().unwrap()).unwrap();
+            let moves = tb.moves(&here).unwrap();
+            let value = |p| moves.iter().find(|m| m.0 == p).unwrap().1.wdl();
+            if value(ply) < moves[0].1.wdl() {
+                blunders[side] += 1;
+                first[side].get_or_insert((i, fen::format(rules(), &here, game.counters)));
+            }
+            game.play(rules(), ply);
+        }
+        if let Some(w) = r["winner"].as_str() {
+            let loser = usize::from(w == "A");
+            lost.push((r["game"].clone(), first[loser].clone()));
+        }
+    }
+    assert!(blunders[0] > 0, "random never blundered: {json}");
+    assert_eq!(blunders[1], 0);
+    let per_game = |x: usize| x as f64 / recs.len() as f64;
+    assert_eq!(
+        s["blunders_per_game_a"].as_f64().unwrap(),
+        per_game(blunders[0])
+    );
+    assert_eq!(s["blunders_per_game_b"].as_f64().unwrap(), 0.0);
+    let reported = s["lost_games"].as_array().unwrap();
+    assert_eq!(reported.len(), lost.len());
+    assert!(!lost.is_empty());
+    for (r, (game, first)) in reported.iter().zip(&lost) {
+        assert_eq!(&r["game"], game);
+        let (ply, fen) = first
+            .clone()
+            .expect("a drawn start is lost only by a blunder");
+        assert_eq!(r["first_blunder"]["ply"], ply);
+        assert_eq!(r["first_blunder"]["fen"], fen.as_str());
+    }
+}
+
+/// `perfect:strict` plays the first best ply in the databases' order, so the seed
+/// changes nothing; `perfect:trap` plays, in a drawn position, a drawing ply leaving
+/// the opponent the most losing replies.
+#[test]
+fn strict_and_trap_perfect_players_choose_as_named() {
+    let tb = tablebase();
+    let losing_replies = |pos: &Position, ply| {
+        let child = pos.after(rules(), ply);
+        tb.moves(&child)
+            .unwrap()
+            .iter()
+            .filter(|r| r.1.wdl() == Wdl::Loss)
+            .count()
+    };
+    let mut trap_choices = 0;
+    for (pos, _) in find(4, 4, 3, |v| v.wdl() == Wdl::Draw) {
+        let strict_games = |seed| {
+            let mut c = config("perfect:strict", "perfect:strict", &pos, 2);
+            c.seed = seed;
+            play(&c).into_iter().map(|r| r.moves).collect::<Vec<_>>()
+        };
+        assert_eq!(strict_games(99), strict_games(5));
+        for spec in ["perfect:strict", "perfect:trap"] {
+            let mut c = config(spec, "random", &pos, 2);
+            c.openings = arena::Openings::Random(2);
+            for rec in play(&c) {
+                let mut game = millbase::Game::parse(rules(), &rec.opening_fen).unwrap();
+                let a_white = rec.white == Side::A;
+                for m in &rec.moves {
+                    let here = *game.position();
+                    let ply = millbase::notation::parse_ply(rules(), &here, m).unwrap();
+                    let moves = tb.moves(&here).unwrap();
+                    let mine = (here.to_move == Color::White) == a_white;
+                    if mine && spec == "perfect:strict" {
+                        assert_eq!(ply, moves[0].0, "strict in {}", fen_of(&here));
+                    } else if mine && moves[0].1.wdl() == Wdl::Draw {
+                        let most = moves
+                            .iter()
+                            .filter(|m| m.1.wdl() == Wdl::Draw)
+                            .map(|m| losing_replies(&here, m.0))
+                            .max()
+                            .unwrap();
+                        let value = moves.iter().find(|m| m.0 == ply).unwrap().1;
+                        assert_eq!(value.wdl(), Wdl::Draw);
+                        assert_eq!(losing_replies(&here, ply), most, "{}", fen_of(&here));
+                        trap_choices += 1;
+                    }
+                    game.play(rules(), ply);
+                }
+            }
+        }
+    }
+    assert!(trap_choices > 10, "{trap_choices}");
+}

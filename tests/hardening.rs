@@ -686,15 +686,27 @@ fn an_engine_that_dies_is_an_error_naming_it_not_a_signal() {
 }
 
 #[test]
-fn an_engine_that_never_answers_go_times_out_as_its_spec_says() {
+fn an_engine_that_never_answers_go_loses_as_silent_after_its_timeout_and_the_run_goes_on() {
     let silent = script(
         "silent",
         "while read l; do case \"$l\" in uci) echo uciok;; isready) echo readyok;; quit) exit 0;; esac; done\n",
     );
     let spec = format!("uci:depth=2,timeout=1:{}", s(&silent));
     // With the old fixed 300 s this would outlast `run`'s two-minute hang guard.
-    let err = fails(&["arena", &spec, "random", "--games", "2", "--quiet"]);
-    assert!(err.contains("did not answer in time"), "{err}");
+    let out = run(&[
+        "arena", &spec, "random", "--games", "2", "--quiet", "--json",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout} {}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["b_wins"], 2, "{stdout}");
+    assert_eq!(summary["forfeits"], 2, "{stdout}");
+    let endings = summary["engine_endings"].as_array().unwrap();
+    assert_eq!(endings.len(), 2);
+    assert!(endings.iter().all(|e| {
+        let e = e.as_str().unwrap();
+        e.contains("EngineSilent") && e.contains("did not answer in time")
+    }));
 }
 
 /// Thousands of mutated protocol lines in one session: the engine never panics or

@@ -1,10 +1,11 @@
 //! `arena`: games between two players, with results and intervals.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use millbase::arena::{self, ArenaConfig, PlayerSpec};
+use millbase::arena::{self, ArenaConfig, Openings, PlayerSpec, UciDefaults};
 use millbase::probe::Tablebase;
+use millbase::protocol::client::GoLimits;
 use millbase::{Game, Rules};
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,17 +15,22 @@ use std::sync::Arc;
 /// Arguments of `arena`.
 #[derive(Args)]
 pub struct ArenaArgs {
-    /// Player A: perfect, random, engine:depth=D, engine:movetime=MS (options
-    /// ,hash=MB ,db=no ,shuffle=no), uci:COMMAND or uci:depth=D:COMMAND.
+    /// Player A: perfect, perfect:strict, perfect:trap, random, engine:depth=D,
+    /// engine:movetime=MS (options ,hash=MB ,db=no ,shuffle=no), uci:COMMAND or
+    /// uci:PARAMS:COMMAND (PARAMS: depth=D,movetime=MS,nodes=N,timeout=S,db=yes,
+    /// option.NAME=VALUE).
     a: String,
     /// Player B (as A).
     b: String,
-    /// Number of games; A and B swap colours every game.
+    /// Number of games (rounds with `--openings first-placements`); A and B swap
+    /// colours every game.
     #[arg(long, default_value_t = 100, value_parser = super::at_least_one)]
     games: usize,
-    /// Openings: `random:K` plays K random plies from the start for each pair of games.
-    #[arg(long)]
-    openings: Option<String>,
+    /// Openings: `random:K` plays K random plies from the start for each pair of
+    /// games; `first-placements` plays each of the 24 first placements with both
+    /// colours (48 games a round; `--games` then counts rounds).
+    #[arg(long, default_value = "random:0")]
+    openings: String,
     /// Start position: `startpos` or a FEN, optionally followed by `moves ...`.
     #[arg(long, default_value = "startpos")]
     start: String,
@@ -43,6 +49,23 @@ pub struct ArenaArgs {
     /// Draw after this many plies in all, opening excluded (0: never).
     #[arg(long, default_value_t = 1000)]
     max_plies: usize,
+    /// `setoption name NAME value VALUE` for every uci: player (repeatable; sent
+    /// before the options of its spec).
+    #[arg(long = "uci-option", value_name = "NAME=VALUE", value_parser = arena::option_pair)]
+    uci_options: Vec<(String, String)>,
+    /// `go depth D` for every uci: player whose spec sets no limit (0: the engine's
+    /// own depth, e.g. from Sanmill's SkillLevel).
+    #[arg(long, value_name = "D")]
+    uci_depth: Option<u32>,
+    /// `go movetime MS` for every uci: player whose spec sets no limit.
+    #[arg(long, value_name = "MS")]
+    uci_movetime: Option<u64>,
+    /// `go nodes N` for every uci: player whose spec sets no limit.
+    #[arg(long, value_name = "N")]
+    uci_nodes: Option<u64>,
+    /// Seconds a uci: player may take for one search before it loses as silent.
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
+    uci_timeout: Option<u64>,
     /// Write every game as a JSON line to this file.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -65,15 +88,21 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let rules = Rules::standard();
-    let a: PlayerSpec = args.a.parse()?;
-    let b: PlayerSpec = args.b.parse()?;
-    let opening_plies = match args.openings.as_deref() {
-        None => 0,
-        Some(text) => match text.strip_prefix("random:").map(str::parse::<usize>) {
-            Some(Ok(k)) => k,
-            _ => bail!("--openings {text}: write random:K with K a number of plies"),
+    let defaults = UciDefaults {
+        go: GoLimits {
+            depth: args.uci_depth,
+            movetime: args.uci_movetime,
+            nodes: args.uci_nodes,
         },
+        options: args.uci_options.clone(),
+        timeout: args.uci_timeout,
     };
+    let a = args.a.parse::<PlayerSpec>()?.with_uci_defaults(&defaults);
+    let b = args.b.parse::<PlayerSpec>()?.with_uci_defaults(&defaults);
+    let openings: Openings = args
+        .openings
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--openings: {e}"))?;
     let start =
         Game::parse(rules, &args.start).with_context(|| format!("--start {}", args.start))?;
     let db = match &args.db {
@@ -85,7 +114,14 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     config.b.1 = args.b.clone();
     config.start = *start.position();
     config.start_counters = start.counters;
-    config.opening_plies = opening_plies;
+    config.openings = openings;
+    if openings == Openings::FirstPlacements {
+        config.games = args
+            .games
+            .checked_mul(arena::first_placement_round(&config))
+            .filter(|&g| g > 0)
+            .context("--openings first-placements: the start position has no legal ply")?;
+    }
     config.seed = args.seed;
     config.threads = args.threads.max(1);
     config.max_quiet = args.max_quiet;
@@ -94,7 +130,7 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     config.db_dir = args.db.clone();
 
     let bar = ProgressBar::with_draw_target(
-        Some(args.games as u64),
+        Some(config.games as u64),
         if args.quiet {
             ProgressDrawTarget::hidden()
         } else {

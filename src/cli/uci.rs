@@ -5,7 +5,7 @@ use clap::Args;
 use millbase::Rules;
 use millbase::engine::Endgame;
 use millbase::probe::Tablebase;
-use millbase::uci::EndgameOpener;
+use millbase::protocol::server::{EndgameOpener, Uci};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -16,6 +16,12 @@ pub struct UciArgs {
     /// Database directory to probe from the start (as `setoption name DatabasePath`).
     #[arg(long)]
     db: Option<PathBuf>,
+    /// Close every search with Sanmill's single line `info depth D score S nodes N
+    /// bestmove TOKEN` and no standard `bestmove` line (as `setoption name
+    /// SanmillBestmove value true`): for drivers that read the first line holding
+    /// `bestmove`, such as Sanmill's head-to-head harness.
+    #[arg(long)]
+    sanmill_bestmove: bool,
 }
 
 /// Opens a database directory for the engine (`DatabasePath`).
@@ -33,18 +39,21 @@ fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
 /// `millbase uci`: the protocol of `docs/PROTOCOL.md` until `quit` or end of input.
 pub fn uci(args: UciArgs) -> Result<ExitCode> {
     let opener: EndgameOpener = Box::new(open_tablebase);
-    match args.db {
-        None => millbase::uci::run_stdio(Rules::standard(), Some(opener)),
-        Some(dir) => {
-            open_tablebase(&dir)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--db {}", dir.display()))?;
-            let set = format!("setoption name DatabasePath value {}\n", dir.display());
-            let mut session =
-                millbase::uci::Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
-            session.handle(set.trim_end());
-            session.run(std::io::stdin().lock());
-        }
+    if let Some(dir) = &args.db {
+        open_tablebase(dir)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--db {}", dir.display()))?;
     }
+    let mut session = Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
+    if let Some(dir) = &args.db {
+        session.handle(&format!(
+            "setoption name DatabasePath value {}",
+            dir.display()
+        ));
+    }
+    if args.sanmill_bestmove {
+        session.handle("setoption name SanmillBestmove value true");
+    }
+    session.run(std::io::stdin().lock());
     Ok(ExitCode::SUCCESS)
 }

@@ -50,6 +50,8 @@ pub struct Options {
     pub shuffling: bool,
     /// `UseMTDf`: MTD(f) instead of PVS at the root.
     pub mtdf: bool,
+    /// `SanmillBestmove`: close a search with Sanmill's single line only.
+    pub sanmill_bestmove: bool,
 }
 
 impl Default for Options {
@@ -61,6 +63,7 @@ impl Default for Options {
             move_time_ms: 1000,
             shuffling: false,
             mtdf: false,
+            sanmill_bestmove: false,
         }
     }
 }
@@ -76,6 +79,7 @@ const OPTION_LINES: &[&str] = &[
     "option name MoveTimeMs type spin default 1000 min 0 max 3600000",
     "option name Shuffling type check default false",
     "option name UseMTDf type check default false",
+    "option name SanmillBestmove type check default false",
 ];
 
 type Out<W> = Arc<Mutex<W>>;
@@ -273,8 +277,19 @@ impl<W: Write + Send + 'static> Uci<W> {
                 let algorithm = if b { Algorithm::Mtdf } else { Algorithm::Pvs };
                 self.engine().set_algorithm(algorithm);
             }),
+            "movetime" => parse_in(&value, 0, MAX_MOVE_TIME_MS / 1000)
+                .map(|s| self.options.move_time_ms = s * 1000),
+            "sanmillbestmove" => parse_bool(&value).map(|b| self.options.sanmill_bestmove = b),
             "threads" => Ok(()),
-            _ => Err(format!("unknown option '{name}'")),
+            key => match rule_option(self.rules, key) {
+                Some(RuleOption::Any) => Ok(()),
+                Some(RuleOption::Must(want)) if value.eq_ignore_ascii_case(&want) => Ok(()),
+                Some(RuleOption::Must(want)) => Err(format!(
+                    "option {name} value {value} refused: the rules here ({}) have {name} {want}",
+                    self.rules.name
+                )),
+                None => Err(format!("unknown option '{name}'")),
+            },
         };
         if let Err(e) = result {
             self.error(&e);
@@ -299,10 +314,15 @@ impl<W: Write + Send + 'static> Uci<W> {
 
     fn go(&mut self, rest: &str) {
         let infinite = rest.split_whitespace().any(|t| t == "infinite");
-        let limits = match parse_go(rest, self.game.position().to_move, &self.options) {
+        let (rest, topn) = match split_topn(rest) {
+            Ok(split) => split,
+            Err(e) => return self.error(&e),
+        };
+        let limits = match parse_go(&rest, self.game.position().to_move, &self.options) {
             Ok(limits) => limits,
             Err(e) => return self.error(&e),
         };
+        let sanmill_only = self.options.sanmill_bestmove;
         self.finish(true);
         let mut engine = self
             .engine
@@ -316,6 +336,11 @@ impl<W: Write + Send + 'static> Uci<W> {
             stop.clone(),
         );
         let handle = std::thread::spawn(move || {
+            if let Some(n) = topn {
+                for line in topn_lines(&mut engine, rules, &game, n, &flag) {
+                    say(&out, &line);
+                }
+            }
             let mut report = |info: &Info| say(&out, &info_line(rules, info));
             let result = engine.search_game(&game, &limits, &flag, &mut report);
             if let Some(e) = engine.config().endgame.as_ref().and_then(|e| e.damage()) {
@@ -328,10 +353,9 @@ impl<W: Write + Send + 'static> Uci<W> {
             }
             // Both closing lines under one lock, so that no `readyok` comes between
             // them (a driver may send `isready` on seeing the first).
-            say(
-                &out,
-                &final_lines(rules, &result, game.position().to_move).join("\n"),
-            );
+            let lines = final_lines(rules, &result, game.position().to_move);
+            let count = if sanmill_only { 1 } else { 2 };
+            say(&out, &lines[..count].join("\n"));
             engine
         });
         self.running = Some(Running {
@@ -402,7 +426,10 @@ pub fn parse_go(rest: &str, side: Color, options: &Options) -> Result<Limits, St
         match tokens[i] {
             "infinite" => infinite = true,
             "ponder" => {}
-            "depth" => limits.depth = Some(number(i)?.clamp(1, u32::MAX as u64) as u32),
+            // Depth 0 is Sanmill's "no depth named": the options decide.
+            "depth" => {
+                limits.depth = Some(number(i)?.min(u32::MAX as u64) as u32).filter(|&d| d > 0)
+            }
             "nodes" => limits.nodes = Some(number(i)?.max(1)),
             "movetime" => {
                 limits.movetime = Some(number(i)?)
@@ -431,8 +458,134 @@ pub fn parse_go(rest: &str, side: Color, options: &Options) -> Result<Limits, St
         limits.depth = (options.skill_level > 0).then_some(options.skill_level);
         limits.movetime =
             (options.move_time_ms > 0).then(|| Duration::from_millis(options.move_time_ms));
+        if tokens.contains(&"depth") && limits == Limits::default() {
+            // `go depth 0` with neither SkillLevel nor MoveTimeMs: a bounded search.
+            limits.depth = Some(1);
+        }
     }
     Ok(limits)
+}
+
+/// Takes `topn N` out of a `go` line: the rest and N (at least 1), as Sanmill reads it.
+fn split_topn(rest: &str) -> Result<(String, Option<usize>), String> {
+    let tokens: Vec<&str> = rest.split_whitespace().collect();
+    let Some(i) = tokens.iter().position(|&t| t == "topn") else {
+        return Ok((rest.to_string(), None));
+    };
+    let n = tokens
+        .get(i + 1)
+        .and_then(|t| t.parse::<usize>().ok())
+        .ok_or("'go topn' needs a number")?;
+    let others: Vec<&str> = tokens[..i]
+        .iter()
+        .chain(&tokens[i + 2..])
+        .copied()
+        .collect();
+    Ok((others.join(" "), Some(n.max(1))))
+}
+
+/// Depth of the search that scores each root move for `go topn` (Sanmill's: 2 plies,
+/// the move and a one-ply search below it).
+const TOPN_CHILD_DEPTH: u32 = 1;
+
+/// Sanmill's `info topn rank K move TOKEN score ...` lines: the `n` best root moves
+/// (in Sanmill's tokens: a capture once, with its best removal), each scored by a
+/// one-ply search after it, best first, scores from White's point of view.
+fn topn_lines(
+    engine: &mut Engine,
+    rules: &Rules,
+    game: &Game,
+    n: usize,
+    stop: &AtomicBool,
+) -> Vec<String> {
+    let pos = *game.position();
+    let limits = Limits {
+        depth: Some(TOPN_CHILD_DEPTH),
+        ..Limits::default()
+    };
+    let mut scored: Vec<(String, i32)> = Vec::new();
+    for ply in pos.legal_plies(rules) {
+        let mut child = game.clone();
+        child.play(rules, ply);
+        let after = child.position();
+        let score = if after.material(after.to_move) < 3 {
+            crate::engine::score::MATE - 1
+        } else {
+            -engine.search_game(&child, &limits, stop, &mut |_| {}).score
+        };
+        let token = sanmill_token(rules, ply);
+        match scored.iter_mut().find(|(t, _)| *t == token) {
+            Some(entry) => entry.1 = entry.1.max(score),
+            None => scored.push((token, score)),
+        }
+    }
+    // A stable sort keeps the generation order among equal scores.
+    scored.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
+    let white = |s: i32| if pos.to_move == Color::White { s } else { -s };
+    scored
+        .iter()
+        .take(n)
+        .enumerate()
+        .map(|(k, (token, s))| {
+            format!(
+                "info topn rank {} move {token} score {}",
+                k + 1,
+                score_text(white(*s))
+            )
+        })
+        .collect()
+}
+
+/// What a Sanmill rule option must say for `rules`.
+enum RuleOption {
+    /// Any value: the option cannot matter under these rules (a capture kind that
+    /// is off, a full board that cannot happen) or is adjudicated by the driver
+    /// (Sanmill's N-move and threefold-repetition rules).
+    Any,
+    /// Exactly this value.
+    Must(String),
+}
+
+/// The value Sanmill's rule option `key` (lower case) must have for `rules`; `None`
+/// when `key` is not one of Sanmill's rule options.
+fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
+    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
+    let must = |v: String| Some(RuleOption::Must(v));
+    let off = || must("false".into());
+    let standard_board = rules.mills.len() == 16;
+    match key.as_str() {
+        "piecescount" | "piececount" => must(rules.stones.to_string()),
+        "mayfly" => must(rules.fly_with.is_some().to_string()),
+        "flypiececount" => match rules.fly_with {
+            Some(n) => must(n.to_string()),
+            None => Some(RuleOption::Any),
+        },
+        "piecesatleastcount" => must("3".into()),
+        "hasdiagonallines" => must((!standard_board).to_string()),
+        "millformationactioninplacingphase" | "stalemateaction" => must("0".into()),
+        "maymoveinplacingphase"
+        | "isdefendermovefirst"
+        | "mayremovemultiple"
+        | "mayremovefrommillsalways"
+        | "restrictrepeatedmillsformation"
+        | "onetimeusemill"
+        | "custodiancaptureenabled"
+        | "interventioncaptureenabled"
+        | "leapcaptureenabled" => off(),
+        "boardfullaction" | "stopplacingwhentwoemptysquares"
+            if 2 * usize::from(rules.stones) + 2 < rules.points() =>
+        {
+            Some(RuleOption::Any)
+        }
+        "nmoverule" | "endgamenmoverule" | "threefoldrepetitionrule" => Some(RuleOption::Any),
+        k if ["custodiancapture", "interventioncapture", "leapcapture"]
+            .iter()
+            .any(|p| k.starts_with(p)) =>
+        {
+            Some(RuleOption::Any)
+        }
+        _ => None,
+    }
 }
 
 /// The time for one move from `left` ms on the clock and `inc` ms increment.
@@ -495,7 +648,7 @@ pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String
     };
     let (sanmill, standard) = match result.best {
         Some(p) => (sanmill_token(rules, p), format_ply(rules, p)),
-        None => ("(none)".to_string(), "(none)".to_string()),
+        None => ("none".to_string(), "(none)".to_string()),
     };
     [
         format!(

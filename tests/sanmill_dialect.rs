@@ -1,0 +1,217 @@
+//! `millbase uci` as Sanmill's tools drive it: one closing line in Sanmill's form
+//! (`--sanmill-bestmove`), a removal as a search of its own, `go depth 0`, `go topn N`,
+//! and Sanmill's rule options accepted when they are the rules here, refused with an
+//! `info string` naming them otherwise.
+
+use millbase::Rules;
+use millbase::notation::parse_ply;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Runs `millbase uci ARGS` on `input` to its end; the lines it printed.
+fn session(args: &[&str], input: &str) -> Vec<String> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .arg("uci")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn with_bestmove(lines: &[String]) -> Vec<&String> {
+    lines.iter().filter(|l| l.contains("bestmove")).collect()
+}
+
+fn token(line: &str) -> &str {
+    line.rsplit(' ').next().unwrap()
+}
+
+// White to move closes the mill d7-g7-a7 by placing at g7 (a7 and d7 are White's).
+const CAPTURE: &str = "position startpos moves a7 b6 d7 d6";
+
+#[test]
+fn one_closing_line_in_sanmills_form_and_the_removal_as_its_own_search() {
+    let input = format!("position startpos\ngo depth 2\n{CAPTURE}\ngo depth 2\n");
+    let both = session(&[], &input);
+    let one = session(&["--sanmill-bestmove"], &input);
+    let set = session(
+        &[],
+        &format!("setoption name SanmillBestmove value true\n{input}"),
+    );
+    assert_eq!(with_bestmove(&both).len(), 4, "{both:?}");
+    assert_eq!(with_bestmove(&one), with_bestmove(&set));
+    let closing = with_bestmove(&one);
+    assert_eq!(closing.len(), 2, "{one:?}");
+    for line in &closing {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(&words[..2], ["info", "depth"], "{line}");
+        assert_eq!(words[3], "score");
+        assert_eq!(words[words.len() - 4], "nodes");
+        assert_eq!(words[words.len() - 2], "bestmove");
+    }
+    // The same search in both modes: Sanmill's line is the first of the two.
+    let both_sanmill: Vec<_> = with_bestmove(&both)
+        .into_iter()
+        .filter(|l| l.starts_with("info"))
+        .collect();
+    assert_eq!(both_sanmill, closing);
+    // The capture comes as the move alone; its removal is the answer to a second
+    // search from the position with the removal pending, and together they are
+    // the standard line's ply.
+    let mill = token(closing[1]);
+    assert!(!mill.contains('x'), "{mill}");
+    let removal_input = format!("{CAPTURE} {mill}\ngo depth 2\n");
+    let removal = session(&["--sanmill-bestmove"], &removal_input);
+    let removal = token(with_bestmove(&removal)[0]).to_string();
+    assert!(removal.starts_with('x'), "{removal}");
+    let standard = token(with_bestmove(&both)[3]);
+    assert_eq!(format!("{mill}{removal}"), standard);
+    let game =
+        millbase::Game::parse(Rules::standard(), CAPTURE.trim_start_matches("position ")).unwrap();
+    parse_ply(Rules::standard(), game.position(), standard).unwrap();
+}
+
+#[test]
+fn go_depth_0_takes_the_depth_from_the_options_as_sanmill_does() {
+    let lines = session(
+        &["--sanmill-bestmove"],
+        "setoption name MoveTimeMs value 0\nsetoption name SkillLevel value 3\nposition startpos\ngo depth 0\n",
+    );
+    assert!(
+        with_bestmove(&lines)[0].starts_with("info depth 3 "),
+        "{lines:?}"
+    );
+    let lines = session(
+        &["--sanmill-bestmove"],
+        "setoption name MoveTimeMs value 0\nposition startpos\ngo depth 0\n",
+    );
+    assert!(
+        with_bestmove(&lines)[0].starts_with("info depth 1 "),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn go_topn_ranks_the_root_moves_before_the_closing_line() {
+    let lines = session(
+        &["--sanmill-bestmove"],
+        &format!("{CAPTURE}\ngo depth 2 topn 3\nposition startpos\ngo topn 100 depth 1\n"),
+    );
+    let topn: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("info topn"))
+        .collect();
+    assert_eq!(topn.len(), 3 + 24, "{lines:?}");
+    let closing = lines.iter().position(|l| l.contains("bestmove")).unwrap();
+    assert!(
+        lines
+            .iter()
+            .position(|l| l.starts_with("info topn"))
+            .unwrap()
+            < closing
+    );
+    let game =
+        millbase::Game::parse(Rules::standard(), CAPTURE.trim_start_matches("position ")).unwrap();
+    let mut tokens = Vec::new();
+    let mut scores = Vec::new();
+    for (k, line) in topn[..3].iter().enumerate() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            &w[..4],
+            ["info", "topn", "rank", &(k + 1).to_string()],
+            "{line}"
+        );
+        assert_eq!(w[4], "move");
+        tokens.push(w[5]);
+        assert_eq!(w[6], "score");
+        scores.push(if w[7] == "mate" {
+            100_000 * w[8].parse::<i64>().unwrap().signum()
+        } else {
+            w[8].parse().unwrap()
+        });
+    }
+    // The mill at g7 (with its best removal) ranks first, once, for White.
+    assert_eq!(tokens[0], "g7", "{topn:?}");
+    assert!(scores.windows(2).all(|s| s[0] >= s[1]), "{scores:?}");
+    let legal: Vec<String> = game
+        .position()
+        .legal_plies(Rules::standard())
+        .iter()
+        .map(|&p| millbase::protocol::server::sanmill_token(Rules::standard(), p))
+        .collect();
+    assert!(tokens.iter().all(|t| legal.contains(&t.to_string())));
+    let mut distinct = tokens.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3);
+    let all: std::collections::BTreeSet<&str> = topn[3..]
+        .iter()
+        .map(|l| l.split_whitespace().nth(5).unwrap())
+        .collect();
+    assert_eq!(all.len(), 24);
+}
+
+#[test]
+fn sanmills_rule_options_are_accepted_when_they_are_the_rules_here() {
+    let accepted = [
+        "PiecesCount value 9",
+        "flyPieceCount value 3",
+        "PiecesAtLeastCount value 3",
+        "HasDiagonalLines value false",
+        "MayFly value true",
+        "MayRemoveFromMillsAlways value false",
+        "CustodianCaptureEnabled value false",
+        "LeapCaptureOnSquareEdges value true",
+        "StalemateAction value 0",
+        "BoardFullAction value 2",
+        "NMoveRule value 50",
+        "EndgameNMoveRule value 10",
+        "ThreefoldRepetitionRule value false",
+        "Threads value 1",
+        "MoveTime value 2",
+    ];
+    let refused = [
+        ("PiecesCount value 12", "PiecesCount"),
+        ("HasDiagonalLines value true", "HasDiagonalLines"),
+        ("MayFly value false", "MayFly"),
+        (
+            "CustodianCaptureEnabled value true",
+            "CustodianCaptureEnabled",
+        ),
+        ("MayMoveInPlacingPhase value true", "MayMoveInPlacingPhase"),
+        ("StalemateAction value 1", "StalemateAction"),
+    ];
+    let mut input = String::new();
+    for o in accepted.iter().chain(refused.iter().map(|r| &r.0)) {
+        input.push_str(&format!("setoption name {o}\nisready\n"));
+    }
+    let lines = session(&[], &input);
+    // One readyok per option, an error line before it exactly for the refused ones.
+    let mut answers = lines.split(|l| l == "readyok");
+    for o in accepted {
+        assert_eq!(answers.next().unwrap(), &[] as &[String], "{o}");
+    }
+    for (o, name) in refused {
+        let said = answers.next().unwrap();
+        assert_eq!(said.len(), 1, "{o}: {said:?}");
+        assert!(
+            said[0].starts_with("info string error: option ")
+                && said[0].contains(name)
+                && said[0].contains("refused"),
+            "{o}: {said:?}"
+        );
+    }
+}
