@@ -16,6 +16,7 @@
 #![allow(non_camel_case_types)]
 #![warn(missing_docs)]
 
+mod message;
 mod status;
 mod types;
 

@@ -1,6 +1,7 @@
 //! Status codes, the thread-local last error, and the guard that keeps panics and
 //! errors from crossing the C boundary.
 
+use crate::message::one_line;
 use millbase::game::GameError;
 use millbase::probe::ProbeError;
 use std::cell::RefCell;
@@ -72,25 +73,6 @@ impl From<ProbeError> for Failure {
         };
         Failure::new(status, one_line(&e))
     }
-}
-
-/// An error and its causes on one line, each cause once (a message that already
-/// quotes its cause is not followed by it again): the `millbase` program's
-/// `error: ...` line without its prefix.
-fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = String::new();
-    let mut cause = Some(e);
-    while let Some(c) = cause {
-        let part = c.to_string();
-        if !text.contains(&part) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&part);
-        }
-        cause = c.source();
-    }
-    text.replace('\n', " ")
 }
 
 impl From<GameError> for Failure {
