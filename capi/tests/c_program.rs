@@ -3,7 +3,8 @@
 //! on the whole 4-stone game (built here by the `millbase` program) and on positions
 //! of both phases from random games, and compares every line it prints with
 //! `millbase analyze --json` (and the value with `millbase probe --json`), errors
-//! included: the C library must say what the program says, word for word.
+//! included: the C library must say what the program says, word for word. The
+//! same program linked with the static library must print the same.
 //!
 //! The `millbase` program and the library are looked up beside this test's binary
 //! (`target/PROFILE/`); `cargo test` at the workspace root builds both.
@@ -150,39 +151,75 @@ fn cli_says(bin: &Path, command: &str, db: &Path, line: &str) -> Json {
     }
 }
 
-/// Compiles `probe.c`; the program runs with the library found by its rpath.
-fn compile(scratch: &Path) -> PathBuf {
+/// How `probe.c` links the library.
+#[derive(Clone, Copy, Debug)]
+enum Linkage {
+    /// `libmillbase_capi.so`, found at run time by the program's rpath.
+    Shared,
+    /// `libmillbase_capi.a`, with the system libraries Rust's standard library needs.
+    Static,
+}
+
+/// Compiles `probe.c` against the library.
+fn compile(scratch: &Path, linkage: Linkage) -> PathBuf {
     let capi = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lib = profile_dir();
-    assert!(
-        lib.join("libmillbase_capi.so").is_file(),
-        "{} has no libmillbase_capi.so",
-        lib.display()
-    );
-    let exe = scratch.join("probe");
+    let exe = scratch.join(format!("probe-{linkage:?}"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    run_ok(
-        Command::new(&cc)
-            .args([
-                "-std=c99",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                "-pedantic",
-                "-O2",
-                "-pthread",
-            ])
-            .arg("-I")
-            .arg(capi)
-            .arg(capi.join("tests/probe.c"))
-            .arg("-L")
-            .arg(&lib)
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .arg("-lmillbase_capi")
-            .arg("-o")
-            .arg(&exe),
-    );
+    let mut cmd = Command::new(&cc);
+    cmd.args([
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        "-O2",
+        "-pthread",
+    ])
+    .arg("-I")
+    .arg(capi)
+    .arg(capi.join("tests/probe.c"));
+    match linkage {
+        Linkage::Shared => {
+            assert!(
+                lib.join("libmillbase_capi.so").is_file(),
+                "no {}/libmillbase_capi.so",
+                lib.display()
+            );
+            cmd.arg("-L")
+                .arg(&lib)
+                .arg(format!("-Wl,-rpath,{}", lib.display()))
+                .arg("-lmillbase_capi");
+        }
+        Linkage::Static => {
+            cmd.arg(lib.join("libmillbase_capi.a"))
+                .args(["-ldl", "-lm"]);
+        }
+    }
+    run_ok(cmd.arg("-o").arg(&exe));
     exe
+}
+
+/// Runs a compiled `probe.c` on `lines`; its standard output and error.
+fn run_probe(exe: &Path, db: &Path, empty: &Path, lines: &[String]) -> (String, String) {
+    let mut child = Command::new(exe)
+        .arg(db)
+        .arg(empty)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("probe runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.join("\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{} failed:\n{stderr}", exe.display());
+    (String::from_utf8(out.stdout).expect("UTF-8"), stderr)
 }
 
 #[test]
@@ -197,32 +234,21 @@ fn the_c_program_agrees_with_the_cli() {
             .args(["build", "--rules", "standard-4", "--quiet", "--db"])
             .arg(&db),
     );
-    let exe = compile(&scratch.0);
-
     let rules = Rules::with_stones(4);
     let lines = position_lines(rules);
-    let mut child = Command::new(&exe)
-        .arg(&db)
-        .arg(&empty)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("probe runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.join("\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "probe.c failed:\n{stderr}");
-    let printed: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    let shared = compile(&scratch.0, Linkage::Shared);
+    let (stdout, stderr) = run_probe(&shared, &db, &empty, &lines);
+    let printed: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         printed.len(),
         lines.len(),
         "one line per position:\n{stderr}"
+    );
+    let statically = compile(&scratch.0, Linkage::Static);
+    assert_eq!(
+        run_probe(&statically, &db, &empty, &lines).0,
+        stdout,
+        "linked statically, probe.c prints something else"
     );
 
     let (mut placement, mut moving, mut removal, mut errors) = (0, 0, 0, 0);
