@@ -6,8 +6,9 @@
 //! included: the C library must say what the program says, word for word. The
 //! same program linked with the static library must print the same.
 //!
-//! The `millbase` program and the library are looked up beside this test's binary
-//! (`target/PROFILE/`); `cargo test` at the workspace root builds both.
+//! The library is the one `cargo test` built for this test (`target/PROFILE/deps`),
+//! the `millbase` program is `target/PROFILE/millbase`, which `cargo test` at the
+//! workspace root builds.
 
 use millbase::fen;
 use millbase::notation::format_ply;
@@ -18,12 +19,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// `target/PROFILE`, where cargo puts the program and the library.
-fn profile_dir() -> PathBuf {
+/// `target/PROFILE/deps`, where this test runs from and where `cargo test` puts
+/// the library it built for it.
+fn deps_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test's path");
     exe.parent()
-        .and_then(Path::parent)
         .expect("target/PROFILE/deps/TEST")
+        .to_path_buf()
+}
+
+/// `target/PROFILE`, where cargo puts the `millbase` program.
+fn profile_dir() -> PathBuf {
+    deps_dir()
+        .parent()
+        .expect("target/PROFILE/deps")
         .to_path_buf()
 }
 
@@ -163,7 +172,7 @@ enum Linkage {
 /// Compiles `probe.c` against the library.
 fn compile(scratch: &Path, linkage: Linkage) -> PathBuf {
     let capi = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = profile_dir();
+    let lib = deps_dir();
     let exe = scratch.join(format!("probe-{linkage:?}"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let mut cmd = Command::new(&cc);
