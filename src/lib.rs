@@ -12,7 +12,8 @@
 //! - [`format`]: the database file; [`manifest`]: `manifest.json`;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`uci`]: its text protocol;
-//! - [`arena`]: games between players, with results against perfect play.
+//! - [`arena`]: games between players, with results against perfect play;
+//! - `serve` (feature `serve`, on by default): the HTTP API and the web board.
 #![warn(missing_docs)]
 
 pub mod arena;
@@ -33,6 +34,8 @@ pub mod probe;
 pub mod retro;
 pub mod rules;
 pub mod sector;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod uci;
 pub mod value;
 pub mod verify;

@@ -72,6 +72,27 @@ pub enum OpeningError {
     /// Writing the saved values failed.
     #[error(transparent)]
     Write(#[from] FormatError),
+    /// The search reached the limit set with [`Opening::with_limit`] before it had an
+    /// answer.
+    #[error(
+        "the search stopped at its limit ({nodes} positions, {seconds:.1} s) without an answer"
+    )]
+    Limit {
+        /// Positions searched in all.
+        nodes: u64,
+        /// Seconds since the limit was set.
+        seconds: f64,
+    },
+}
+
+/// Caps on the work of an opening search, shared by every query one [`Opening`]
+/// answers after [`Opening::with_limit`]: a server gives each request its own.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchLimit {
+    /// Positions searched, in all.
+    pub nodes: u64,
+    /// Wall time, in all.
+    pub time: std::time::Duration,
 }
 
 /// Settings of the opening search.
@@ -158,6 +179,9 @@ pub struct Opening<'a> {
     table_assumed: bool,
     inverse: Vec<Vec<u8>>,
     options: OpeningOptions,
+    /// The caps, with the moment they were set, and the positions searched since.
+    limit: Option<(SearchLimit, Instant)>,
+    spent: u64,
 }
 
 impl<'a> Opening<'a> {
@@ -178,7 +202,19 @@ impl<'a> Opening<'a> {
             table_assumed: false,
             inverse,
             options,
+            limit: None,
+            spent: 0,
         })
+    }
+
+    /// Caps everything this search does from now on: once it has searched
+    /// `limit.nodes` positions or run for `limit.time`, a query that still needs to
+    /// search fails with [`OpeningError::Limit`] (look-ups in the tables and saved
+    /// values go on). The table keeps only what finished searches proved.
+    pub fn with_limit(mut self, limit: SearchLimit) -> Self {
+        self.limit = Some((limit, Instant::now()));
+        self.spent = 0;
+        self
     }
 
     /// Whether a placement position is answered by the placement sectors: tables
@@ -288,14 +324,7 @@ impl<'a> Opening<'a> {
     }
 
     fn check(&self, pos: &Position) -> Result<(), OpeningError> {
-        if (pos.board[0] | pos.board[1]) & !self.rules.all() != 0 {
-            return Err(ProbeError::Illegal(crate::position::PositionError::OffBoard).into());
-        }
-        pos.validate(self.rules).map_err(ProbeError::Illegal)?;
-        if pos.material(pos.to_move.other()) < 3 {
-            return Err(ProbeError::GameOver.into());
-        }
-        Ok(())
+        Ok(check_position(self.rules, pos)?)
     }
 
     /// Prepares the table for `mode`: entries made under other assumptions go.
@@ -313,6 +342,13 @@ impl<'a> Opening<'a> {
         self.use_mode(mode);
         let table_mib = self.options.table_mib;
         let table = &*self.table.get_or_insert_with(|| Table::new(table_mib));
+        let (node_limit, deadline) = match self.limit {
+            Some((l, since)) => (
+                l.nodes.saturating_sub(self.spent),
+                since.checked_add(l.time),
+            ),
+            None => (u64::MAX, None),
+        };
         let search = Search {
             tb: self.tb,
             rules: self.rules,
@@ -324,12 +360,27 @@ impl<'a> Opening<'a> {
             nodes: AtomicU64::new(0),
             probes: AtomicU64::new(0),
             missing: [AtomicU64::new(0), AtomicU64::new(0)],
+            node_limit,
+            deadline,
         };
-        let (score, best) = search.root_search(pos, -1, 1)?;
-        let (score, best) = match score {
-            0 => (score, best),
-            s if s > 0 => search.root_search(pos, 0, INF)?,
-            _ => search.root_search(pos, -INF, 0)?,
+        let result = search
+            .root_search(pos, -1, 1)
+            .and_then(|(score, best)| match score {
+                0 => Ok((score, best)),
+                s if s > 0 => search.root_search(pos, 0, INF),
+                _ => search.root_search(pos, -INF, 0),
+            });
+        self.spent += search.nodes.load(Ordering::Relaxed);
+        let (score, best) = match result {
+            Err(Stop::Limit) => {
+                let since = self.limit.map_or(0.0, |l| l.1.elapsed().as_secs_f64());
+                return Err(OpeningError::Limit {
+                    nodes: self.spent,
+                    seconds: since,
+                });
+            }
+            Err(Stop::Probe(e)) => return Err(e.into()),
+            Ok(r) => r,
         };
         let missing = search.missing_list();
         self.table_assumed |= !missing.is_empty();
@@ -351,6 +402,22 @@ impl<'a> Opening<'a> {
             missing,
         })
     }
+}
+
+/// Whether a position can be queried at all: on the board, legal under the rules,
+/// and not already decided (the opponent of the side to move has three stones or
+/// more). The check every query of [`Opening`] starts with.
+pub fn check_position(rules: &Rules, pos: &Position) -> Result<(), ProbeError> {
+    if (pos.board[0] | pos.board[1]) & !rules.all() != 0 {
+        return Err(ProbeError::Illegal(
+            crate::position::PositionError::OffBoard,
+        ));
+    }
+    pos.validate(rules).map_err(ProbeError::Illegal)?;
+    if pos.material(pos.to_move.other()) < 3 {
+        return Err(ProbeError::GameOver);
+    }
+    Ok(())
 }
 
 struct RootResult {
@@ -458,16 +525,49 @@ struct Search<'s> {
     nodes: AtomicU64,
     probes: AtomicU64,
     missing: [AtomicU64; 2],
+    /// Positions this search may visit.
+    node_limit: u64,
+    /// When it must stop.
+    deadline: Option<Instant>,
 }
 
+/// Why a search stopped without a value.
+enum Stop {
+    /// A probe failed.
+    Probe(ProbeError),
+    /// The [`SearchLimit`] was reached.
+    Limit,
+}
+
+impl From<ProbeError> for Stop {
+    fn from(e: ProbeError) -> Self {
+        Stop::Probe(e)
+    }
+}
+
+/// How often (in positions) the search looks at the clock.
+const CLOCK_EVERY: u64 = 1024;
+
 impl Search<'_> {
+    /// Counts a position; `Err` once the limit is reached.
+    fn count_node(&self) -> Result<(), Stop> {
+        let n = self.nodes.fetch_add(1, Ordering::Relaxed) + 1;
+        if n > self.node_limit {
+            return Err(Stop::Limit);
+        }
+        if n.is_multiple_of(CLOCK_EVERY) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Stop::Limit);
+        }
+        Ok(())
+    }
+
     /// The root: the first ply alone, the others in parallel with the window it set.
     fn root_search(
         &self,
         pos: &Position,
         alpha: i32,
         beta: i32,
-    ) -> Result<(i32, Option<Ply>), ProbeError> {
+    ) -> Result<(i32, Option<Ply>), Stop> {
         let plies = self.ordered(pos, None);
         let Some((&first, rest)) = plies.split_first() else {
             return Ok((to_score(Value::Loss(0), 0), None));
@@ -502,7 +602,7 @@ impl Search<'_> {
         d: i32,
         alpha: i32,
         beta: i32,
-    ) -> Result<i32, ProbeError> {
+    ) -> Result<i32, Stop> {
         let child = pos.after(self.rules, ply);
         if child.material(child.to_move) < 3 {
             return Ok(MATE - d - 1);
@@ -511,8 +611,8 @@ impl Search<'_> {
     }
 
     /// Fail-soft negamax: exact inside (alpha, beta), a bound outside.
-    fn negamax(&self, pos: &Position, d: i32, alpha: i32, beta: i32) -> Result<i32, ProbeError> {
-        self.nodes.fetch_add(1, Ordering::Relaxed);
+    fn negamax(&self, pos: &Position, d: i32, alpha: i32, beta: i32) -> Result<i32, Stop> {
+        self.count_node()?;
         if pos.phase() == Phase::Moving && !pos.pending_removal {
             return Ok(to_score(self.leaf(pos)?, d));
         }

@@ -15,14 +15,14 @@
 //! counts of the summary are per symmetry class (canonical slots only), as for the
 //! moving phase.
 
-use crate::index::{Index, first_subset, next_subset, pdep, unrank};
+use crate::index::{Index, binomial, next_subset, pdep, unrank};
 use crate::position::points;
 use crate::retro::Summary;
 use crate::rules::Bits;
 use crate::sector::Sector;
 use crate::value::Value;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 
 /// The solved codes of the sectors a placement sector leads into.
 pub struct Children<'a> {
@@ -33,10 +33,6 @@ pub struct Children<'a> {
     /// or when the opponent has no stone on the board.
     pub capture: Option<&'a [u16]>,
 }
-
-/// Positions whose children are looked up together, so that the look-ups (cache
-/// misses into the child sectors) overlap.
-const BATCH: usize = 16;
 
 /// The best value over children codes, for the side that plays into them: the
 /// fastest win over lost children, else a draw if any child is drawn, else the
@@ -101,23 +97,21 @@ fn children(
     false
 }
 
-#[inline]
-fn prefetch(p: &u16) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; any address is allowed.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            p as *const u16 as *const i8,
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-}
-
-/// Slots solved per rayon task.
-const CHUNK: usize = 1 << 14;
+/// Positions solved per rayon task.
+const CHUNK: u64 = 1 << 13;
 
 /// The codes of every slot of the placement sector `sector`, from its children's
 /// codes. Parallel on the current rayon pool; `progress` gets the fraction done.
+///
+/// The positions are visited grouped by the *opponent's* set, taken as the
+/// representative `rep` of its symmetry class: every position `(own, rep)` with `own`
+/// a set of `k` points among those `rep` leaves free. A quiet placement leads to
+/// `(rep, own + p)` with the opponent to move, so all quiet children of a group lie in
+/// one class block of the child sector (a few KiB to a few hundred KiB, in cache),
+/// and the canonical form of `rep` is known once per group. Each position's value is
+/// stored at its canonical slot; a second pass copies canonical values into the
+/// duplicate slots (see [`crate::index`]) and counts the classes.
+/// [`value_of`] computes the same values slot by slot, the plain way: `verify` uses it.
 pub fn solve_sector(
     idx: &Index,
     sector: Sector,
@@ -126,166 +120,167 @@ pub fn solve_sector(
 ) -> (Vec<u16>, Summary) {
     let (k, l) = sector.counts();
     let size = idx.size(k, l) as usize;
-    assert!(size <= u32::MAX as usize, "child slots are kept as u32");
     let mut codes = crate::memory::zeroed_huge::<u16>(size);
-    let chunks = size.div_ceil(CHUNK);
+    let cells = atomic16(&mut codes);
+    // Sets of `k` stones among the points a class representative of `l` leaves free.
+    let per = binomial(idx.rules().points() as u32 - l, k);
+    let tasks: Vec<(u64, u64)> = (0..idx.classes(l))
+        .flat_map(|class| (0..per).step_by(CHUNK as usize).map(move |s| (class, s)))
+        .collect();
+    let binomials = binomials();
     let done = AtomicU64::new(0);
-    codes
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(ci, out)| {
-            solve_range(idx, sector, kids, ci * CHUNK, out);
-            let d = done.fetch_add(1, Relaxed);
-            if d.is_multiple_of(64) {
-                progress(d as f64 / chunks as f64);
-            }
-        });
-    let summary = codes
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(ci, chunk)| summarize(idx, sector, ci * CHUNK, chunk))
+    let total = (idx.classes(l) * per) as f64;
+    tasks.par_iter().for_each(|&(class, first)| {
+        let end = (first + CHUNK).min(per);
+        solve_group(idx, &binomials, sector, kids, cells, class, first..end);
+        let d = done.fetch_add(end - first, Relaxed) + (end - first);
+        if d / (1 << 20) != (d - (end - first)) / (1 << 20) {
+            progress(d as f64 / total);
+        }
+    });
+    let summary = (0..size.div_ceil(CHUNK as usize))
+        .into_par_iter()
+        .map(|ci| {
+            let start = ci * CHUNK as usize;
+            finish_range(idx, k, l, cells, start..(start + CHUNK as usize).min(size))
+        })
         .reduce(Summary::default, crate::retro::merge);
     (codes, summary)
 }
 
-/// The positions of consecutive slots of a sector, from any slot on: the class
-/// representative and the opponent set, stepping the opponent sets in colex order.
-struct Slots<'a> {
-    idx: &'a Index,
+/// `binomials[n][i]` is the binomial coefficient `C(n, i)`: enough for the colex
+/// ranks of sets of up to 13 stones among up to 32 points.
+type Binomials = [[u64; 16]; 33];
+
+fn binomials() -> Binomials {
+    let mut t = [[0; 16]; 33];
+    for (n, row) in t.iter_mut().enumerate() {
+        for (i, c) in row.iter_mut().enumerate() {
+            *c = binomial(n as u32, i as u32);
+        }
+    }
+    t
+}
+
+/// The colex rank of `packed` with every bit one place higher in the order: the sum
+/// over its bits `e_1 < e_2 < ...` of `C(e_i, i + 1)`.
+fn colex_shifted(binomials: &Binomials, packed: Bits) -> u64 {
+    points(packed)
+        .enumerate()
+        .map(|(i, e)| binomials[e as usize][i + 2])
+        .sum()
+}
+
+/// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
+fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
+    // SAFETY: AtomicU16 has the size and alignment of u16, and `v` is borrowed mutably,
+    // so no non-atomic access can happen while the view lives.
+    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
+}
+
+/// Solves the positions `(own, rep)` with `rep` the representative of class `class`
+/// of the opponent's sets and `own` the sets of `k` free points of colex ranks
+/// `ranks`, storing each value at its canonical slot. Positions related by a
+/// symmetry fixing `rep` store the same value at the same slot.
+fn solve_group(
+    idx: &Index,
+    binomials: &Binomials,
+    sector: Sector,
+    kids: &Children,
+    cells: &[AtomicU16],
+    class: u64,
+    ranks: std::ops::Range<u64>,
+) {
+    let rules = idx.rules();
+    let (k, l) = sector.counts();
+    let rep = idx.class(l, class).0;
+    // `canon.sym` fixes `rep`, and a slot is the least over the stabilizer of `rep`,
+    // so unmapped sets may be passed to `slot_of_image`.
+    let canon = idx.canon(rep);
+    let free = rules.all() & !rep;
+    // A removal leaves the opponent `l - 1 + hl` stones: below three, the game is won.
+    let capture_wins = sector.l as u32 + sector.hl as u32 <= 3;
+    let removals: Vec<_> = if rep == 0 {
+        Vec::new()
+    } else {
+        points(rules.removable(rep))
+            .map(|r| idx.canon(rep & !(1 << r)))
+            .collect()
+    };
+    let (mut quiet, mut capture) = (Vec::with_capacity(24), Vec::with_capacity(64));
+    let free_points: Vec<u8> = points(free).collect();
+    let quiet_base = canon.class as u64 * idx.per_class(l, k + 1);
+    let mut packed = unrank(ranks.start, k, free.count_ones());
+    for rank in ranks.clone() {
+        let own = pdep(packed, free);
+        quiet.clear();
+        capture.clear();
+        let mut wins = false;
+        // Quiet children `(rep, own + p)`: with no symmetry fixing `rep`, the child's
+        // slot is `quiet_base` plus the colex rank of `packed` with the bit of `p`
+        // added, which a walk over the free points gives for every `p` at once:
+        // `lower` sums the terms of the set bits below `p`, `upper` those above
+        // (each one place higher for the bit added).
+        let (mut lower, mut upper, mut below) = (0, colex_shifted(binomials, packed), 0);
+        for (j, &p) in free_points.iter().enumerate() {
+            if packed >> j & 1 == 1 {
+                below += 1;
+                lower += binomials[j][below];
+                upper -= binomials[j][below + 1];
+                continue;
+            }
+            let after = own | 1 << p;
+            if rep != 0 && rules.closes_mill(after, p) {
+                if capture_wins {
+                    wins = true;
+                    break;
+                }
+                capture.extend(removals.iter().map(|c| idx.slot(c, after)));
+            } else if canon.stab == 0 {
+                quiet.push(quiet_base + lower + binomials[j][below + 1] + upper);
+            } else {
+                quiet.push(idx.slot_of_image(&canon, after));
+            }
+        }
+        let code = if wins {
+            Value::Win(1).code()
+        } else {
+            let qs = quiet.iter().map(|&q| kids.quiet[q as usize]);
+            let cs = capture
+                .iter()
+                .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
+            best_of_children(qs.chain(cs))
+        };
+        cells[idx.index(own, rep) as usize].store(code, Relaxed);
+        if rank + 1 < ranks.end {
+            packed = next_subset(packed);
+        }
+    }
+}
+
+/// Gives the duplicate slots of `range` their canonical twin's value and counts the
+/// canonical ones.
+fn finish_range(
+    idx: &Index,
     k: u32,
     l: u32,
-    per: u64,
-    class: u64,
-    r: u64,
-    rep: Bits,
-    free: Bits,
-    packed: Bits,
-}
-
-impl<'a> Slots<'a> {
-    fn new(idx: &'a Index, k: u32, l: u32, start: u64) -> Slots<'a> {
-        let per = idx.per_class(k, l);
-        let (class, r) = (start / per, start % per);
-        let rep = idx.class(k, class).0;
-        let free = idx.rules().all() & !rep;
-        Slots {
-            idx,
-            k,
-            l,
-            per,
-            class,
-            r,
-            rep,
-            free,
-            packed: unrank(r, l, free.count_ones()),
-        }
-    }
-
-    /// The position of the current slot; moves to the next.
-    #[inline]
-    fn next_position(&mut self) -> (Bits, Bits) {
-        let here = (self.rep, pdep(self.packed, self.free));
-        self.r += 1;
-        if self.r < self.per {
-            self.packed = next_subset(self.packed);
-        } else {
-            self.r = 0;
-            self.class += 1;
-            if self.class < self.idx.classes(self.k) {
-                self.rep = self.idx.class(self.k, self.class).0;
-                self.free = self.idx.rules().all() & !self.rep;
-            }
-            self.packed = first_subset(self.l);
-        }
-        here
-    }
-}
-
-/// The child slots of a batch of positions, looked up together.
-#[derive(Default)]
-struct Batch {
-    quiet: Vec<u32>,
-    capture: Vec<u32>,
-    /// Per position: its place in the output, the end of its quiet and capture
-    /// children, and whether a removal wins at once.
-    items: Vec<(usize, usize, usize, bool)>,
-}
-
-impl Batch {
-    fn clear(&mut self) {
-        self.quiet.clear();
-        self.capture.clear();
-        self.items.clear();
-    }
-
-    fn prefetch(&self, kids: &Children) {
-        for &q in &self.quiet {
-            prefetch(&kids.quiet[q as usize]);
-        }
-        if let Some(c) = kids.capture {
-            for &q in &self.capture {
-                prefetch(&c[q as usize]);
-            }
-        }
-    }
-
-    fn evaluate(&self, kids: &Children, out: &mut [u16]) {
-        let (mut q0, mut c0) = (0, 0);
-        for &(at, q1, c1, wins) in &self.items {
-            out[at] = if wins {
-                Value::Win(1).code()
-            } else {
-                let qs = self.quiet[q0..q1].iter().map(|&q| kids.quiet[q as usize]);
-                let cs = self.capture[c0..c1].iter().map(|&q| {
-                    kids.capture.expect("captures lead into a solved sector")[q as usize]
-                });
-                best_of_children(qs.chain(cs))
-            };
-            (q0, c0) = (q1, c1);
-        }
-    }
-}
-
-/// Solves the slots `start..start + out.len()`. Software-pipelined: the children of
-/// one batch are computed and prefetched while the previous batch's, prefetched a
-/// batch earlier, are read, so index arithmetic overlaps the cache misses.
-fn solve_range(idx: &Index, sector: Sector, kids: &Children, start: usize, out: &mut [u16]) {
-    let (k, l) = sector.counts();
-    let mut slots = Slots::new(idx, k, l, start as u64);
-    let (mut cur, mut prev) = (Batch::default(), Batch::default());
-    let mut at = 0;
-    loop {
-        cur.clear();
-        while cur.items.len() < BATCH && at < out.len() {
-            let (own, opp) = slots.next_position();
-            let wins = children(idx, sector, own, opp, &mut cur.quiet, &mut cur.capture);
-            cur.items
-                .push((at, cur.quiet.len(), cur.capture.len(), wins));
-            at += 1;
-        }
-        cur.prefetch(kids);
-        prev.evaluate(kids, out);
-        if cur.items.is_empty() {
-            return;
-        }
-        std::mem::swap(&mut cur, &mut prev);
-    }
-}
-
-/// Counts the canonical slots of `start..start + codes.len()`.
-fn summarize(idx: &Index, sector: Sector, start: usize, codes: &[u16]) -> Summary {
-    let (k, l) = sector.counts();
+    cells: &[AtomicU16],
+    range: std::ops::Range<usize>,
+) -> Summary {
     let per = idx.per_class(k, l);
     let mut summary = Summary::default();
-    for (i, &code) in codes.iter().enumerate() {
-        let slot = (start + i) as u64;
-        let (_, stab) = idx.class(k, slot / per);
-        let canonical = stab == 0 || {
-            let (own, opp) = idx.position(k, l, slot);
-            idx.index(own, opp) == slot
+    for slot in range {
+        let (_, stab) = idx.class(k, slot as u64 / per);
+        let twin = if stab == 0 {
+            slot
+        } else {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            idx.index(own, opp) as usize
         };
-        if canonical {
-            summary.count(code, slot);
+        if twin == slot {
+            summary.count(cells[slot].load(Relaxed), slot as u64);
+        } else {
+            cells[slot].store(cells[twin].load(Relaxed), Relaxed);
         }
     }
     summary

@@ -5,6 +5,8 @@ mod board;
 mod db;
 mod info;
 mod oracle;
+#[cfg(feature = "serve")]
+mod serve;
 mod uci;
 
 use clap::error::ErrorKind;
@@ -47,6 +49,9 @@ enum Command {
     Play(oracle::PlayArgs),
     /// Play games between two players and report results with intervals.
     Arena(arena::ArenaArgs),
+    /// Serve the JSON API and the web analysis board over HTTP.
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -69,6 +74,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Analyze(a) => oracle::analyze(a),
         Command::Play(a) => oracle::play(a),
         Command::Arena(a) => arena::arena(a),
+        #[cfg(feature = "serve")]
+        Command::Serve(a) => serve::serve(a),
     }
 }
 

@@ -1,0 +1,194 @@
+//! `millbase serve`: a JSON API over the probe library and a web analysis board.
+//!
+//! The HTTP side is axum on tokio. Every query is parsed and checked on the async
+//! side (a bad one is a 400 at once); the answer is computed on tokio's blocking
+//! pool, since a look-up may touch a page of a file not yet in memory and a search
+//! is plain CPU work. The [`Tablebase`](crate::probe::Tablebase) is shared by all
+//! requests (its probes are lock-free); a request the tables cannot answer gets its
+//! own opening search, capped in positions and time, and at most
+//! [`ServeOptions::searches`] such searches run at once (a request that waits longer
+//! than the search time for its turn is a 503).
+//!
+//! Routes: `/` the board (`assets/`, compiled into the binary), `/api/position`
+//! ([`api`], documented in `docs/API.md`), `/api/info`.
+
+pub mod api;
+mod assets;
+
+pub use api::{Api, Reply};
+
+use axum::Router;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::Map;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The address to listen on (port 0: any free port, reported to `ready`).
+    pub addr: SocketAddr,
+    /// Searches that may run at once; further ones wait their turn.
+    pub searches: usize,
+    /// Threads answering requests (tokio's workers).
+    pub workers: usize,
+}
+
+struct Shared {
+    api: Api,
+    searches: Arc<Semaphore>,
+    /// How long a request may wait for a search slot.
+    queue_wait: Duration,
+}
+
+/// Serves `api` on `options.addr` until interrupted (Ctrl-C or SIGTERM). `ready` is
+/// called with the address once the socket listens.
+pub fn run(
+    api: Api,
+    options: &ServeOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.workers.max(1))
+        .max_blocking_threads(64)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.addr).await?;
+        ready(listener.local_addr()?);
+        let shared = Arc::new(Shared {
+            queue_wait: api.limit.time,
+            api,
+            searches: Arc::new(Semaphore::new(options.searches.max(1))),
+        });
+        axum::serve(listener, router(shared))
+            .with_graceful_shutdown(shutdown())
+            .await
+    })
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", get(|| async { assets::page(assets::INDEX) }))
+        .route("/board.js", get(|| async { assets::page(assets::SCRIPT) }))
+        .route("/board.css", get(|| async { assets::page(assets::STYLE) }))
+        .route("/api/position", get(position))
+        .route("/api/info", get(info))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+/// The query of `/api/position`.
+#[derive(Deserialize)]
+struct PositionParams {
+    /// `startpos` or a FEN, optionally followed by `moves ...`.
+    fen: Option<String>,
+    /// Plies played from there, separated by spaces (or `_`, as lichess writes them).
+    moves: Option<String>,
+}
+
+impl PositionParams {
+    /// The position text [`Api::parse`] reads.
+    fn text(self) -> String {
+        let mut text = self.fen.unwrap_or_default();
+        let moves = self.moves.unwrap_or_default().replace('_', " ");
+        if !moves.trim().is_empty() {
+            let has_moves = text.split_whitespace().any(|t| t == "moves");
+            text.push_str(if has_moves { " " } else { " moves " });
+            text.push_str(&moves);
+        }
+        text
+    }
+}
+
+async fn position(
+    State(shared): State<Arc<Shared>>,
+    params: Result<Query<PositionParams>, QueryRejection>,
+) -> Response {
+    let text = match params {
+        Ok(Query(p)) => p.text(),
+        Err(e) => return json_reply(Reply::error(400, e.body_text(), Map::new())),
+    };
+    let query = match shared.api.parse(&text) {
+        Ok(q) => q,
+        Err(reply) => return json_reply(reply),
+    };
+    let permit = if query.by_table {
+        None
+    } else {
+        let slot = shared.searches.clone().acquire_owned();
+        match tokio::time::timeout(shared.queue_wait, slot).await {
+            Ok(Ok(p)) => Some(p),
+            _ => {
+                let why = "the server is busy with other searches; try again later";
+                return json_reply(Reply::error(503, why, Map::new()));
+            }
+        }
+    };
+    let worker = shared.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let reply = worker.api.answer(&query);
+        drop(permit);
+        reply
+    });
+    match answer.await {
+        Ok(reply) => json_reply(reply),
+        Err(_) => json_reply(Reply::error(500, "internal error", Map::new())),
+    }
+}
+
+async fn info(State(shared): State<Arc<Shared>>) -> Response {
+    json_reply(Reply {
+        status: 200,
+        body: api::info(&shared.api),
+    })
+}
+
+async fn not_found(uri: Uri) -> Response {
+    let why = format!("no such page: {}", uri.path());
+    json_reply(Reply::error(404, why, Map::new()))
+}
+
+/// A reply as an HTTP response: JSON, readable from any origin (like lichess's
+/// tablebase API).
+fn json_reply(reply: Reply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        reply.body.to_string(),
+    )
+        .into_response()
+}
