@@ -67,7 +67,7 @@ impl From<ProbeError> for Failure {
         let status = match e {
             ProbeError::NoDatabase { .. } => mb_status::MB_ERR_NO_DATABASE,
             ProbeError::Missing { .. } => mb_status::MB_ERR_MISSING,
-            ProbeError::Format(_) => mb_status::MB_ERR_DAMAGED,
+            ProbeError::Format(_) | ProbeError::OtherRules { .. } => mb_status::MB_ERR_DAMAGED,
             ProbeError::Illegal(_) => mb_status::MB_ERR_ILLEGAL,
             ProbeError::GameOver => mb_status::MB_ERR_GAME_OVER,
         };

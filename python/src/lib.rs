@@ -91,7 +91,9 @@ impl From<Failure> for PyErr {
                     ProbeError::NoDatabase { .. } | ProbeError::Missing { .. } => {
                         MissingError::new_err(message)
                     }
-                    ProbeError::Format(_) => DamagedError::new_err(message),
+                    ProbeError::Format(_) | ProbeError::OtherRules { .. } => {
+                        DamagedError::new_err(message)
+                    }
                     ProbeError::Illegal(_) | ProbeError::GameOver => {
                         PositionError::new_err(message)
                     }
