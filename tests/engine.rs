@@ -322,6 +322,7 @@ fn covered_nodes_take_exact_values() {
                 endgame: Some(fake.clone()),
                 algorithm,
                 shuffle: None,
+                ..EngineConfig::default()
             },
         );
         let res = search(&mut e, &pos, depth(2));

@@ -181,8 +181,28 @@ mod tests {
                 limit: SearchLimit::Depth(3),
                 hash_mb: 16,
                 use_db: false,
-                shuffle: true
+                shuffle: true,
+                eval: "shipped",
             }
+        );
+        assert_eq!(
+            "engine:movetime=100,eval=tuned"
+                .parse::<PlayerSpec>()
+                .unwrap(),
+            PlayerSpec::Engine {
+                limit: SearchLimit::MoveTime(100),
+                hash_mb: 16,
+                use_db: true,
+                shuffle: true,
+                eval: "tuned",
+            }
+        );
+        assert!(
+            "engine:depth=2,eval=best"
+                .parse::<PlayerSpec>()
+                .unwrap_err()
+                .to_string()
+                .contains("eval=shipped or eval=tuned")
         );
         assert_eq!(
             "uci:movetime=50:/bin/x uci".parse::<PlayerSpec>().unwrap(),

@@ -1,6 +1,7 @@
 //! The players: random, perfect, the crate's engine, and an external engine.
 
 use super::*;
+use crate::engine::eval::weights_named;
 use crate::engine::{Endgame, Engine, EngineConfig, Limits};
 use crate::game::Game;
 use crate::opening::{Opening, OpeningError, OpeningOptions};
@@ -196,6 +197,7 @@ pub(super) fn make_player(
             hash_mb,
             use_db,
             shuffle,
+            eval,
         } => {
             let endgame = config
                 .db
@@ -208,6 +210,7 @@ pub(super) fn make_player(
                     hash_mb: *hash_mb,
                     endgame,
                     shuffle: shuffle.then_some(seed),
+                    weights: weights_named(eval).expect("a known weight set"),
                     ..EngineConfig::default()
                 },
             );

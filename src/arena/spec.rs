@@ -1,6 +1,7 @@
 //! Players and openings as written on the command line.
 
 use super::*;
+use crate::engine::eval::NAMED;
 use crate::protocol::client::GoLimits;
 use std::str::FromStr;
 
@@ -86,7 +87,8 @@ pub enum PlayerSpec {
     Random,
     /// `engine:depth=D` or `engine:movetime=MS`, optionally `,hash=MB`, `,db=no`
     /// (do not give it the databases), `,shuffle=no` (no random choice among equal
-    /// root plies).
+    /// root plies), `,eval=tuned` (the fitted evaluation weights; `shipped` by
+    /// default).
     Engine {
         /// Search limit.
         limit: SearchLimit,
@@ -96,6 +98,8 @@ pub enum PlayerSpec {
         use_db: bool,
         /// Whether equally ordered root plies are shuffled (seeded per game).
         shuffle: bool,
+        /// The evaluation's weight set, by name (see [`crate::engine::eval::NAMED`]).
+        eval: &'static str,
     },
     /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
     /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
@@ -213,6 +217,7 @@ impl FromStr for PlayerSpec {
             "random" if rest.is_empty() => Ok(PlayerSpec::Random),
             "engine" => {
                 let (mut limit, mut hash_mb, mut use_db, mut shuffle) = (None, 16, true, true);
+                let mut eval = "shipped";
                 for (k, v) in params(rest) {
                     match k {
                         "depth" => {
@@ -224,6 +229,13 @@ impl FromStr for PlayerSpec {
                         "hash" => hash_mb = number::<usize>(k, v).map_err(err)?.max(1),
                         "db" => use_db = yes_no(v).map_err(err)?,
                         "shuffle" => shuffle = yes_no(v).map_err(err)?,
+                        "eval" => {
+                            eval = NAMED
+                                .iter()
+                                .find(|(n, _)| *n == v)
+                                .map(|(n, _)| *n)
+                                .ok_or_else(|| err(format!("eval={v}: write eval=shipped or eval=tuned")))?
+                        }
                         _ => return Err(err(format!("unknown engine parameter '{k}'"))),
                     }
                 }
@@ -238,6 +250,7 @@ impl FromStr for PlayerSpec {
                     hash_mb,
                     use_db,
                     shuffle,
+                    eval,
                 })
             }
             "uci" => uci_spec(rest).map_err(err),

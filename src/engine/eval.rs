@@ -10,7 +10,7 @@ use crate::position::{Color, Position, points};
 use crate::rules::Rules;
 
 /// The weights of one phase, in centi-stones.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Weights {
     /// A stone on the board.
     pub stone: i32,
@@ -77,6 +77,16 @@ pub const WEIGHTS: [Weights; 3] = [
         tempo: 80,
     },
 ];
+
+/// The weight sets by name: `shipped` ([`WEIGHTS`], set by hand) and `tuned`
+/// ([`super::tuned::TUNED`], fitted to exact values by `tools/tune-eval.sh`).
+pub const NAMED: [(&str, &[Weights; 3]); 2] =
+    [("shipped", &WEIGHTS), ("tuned", &super::tuned::TUNED)];
+
+/// The weight set called `name` (see [`NAMED`]).
+pub fn weights_named(name: &str) -> Option<&'static [Weights; 3]> {
+    NAMED.iter().find(|(n, _)| *n == name).map(|&(_, w)| w)
+}
 
 /// The phase of `side` in `pos`.
 pub fn side_phase(rules: &Rules, pos: &Position, side: Color) -> SidePhase {
@@ -145,6 +155,85 @@ pub fn features(rules: &Rules, pos: &Position, side: Color) -> Features {
     f
 }
 
+/// Terms per phase: the seven features and the tempo bonus.
+pub const TERMS_PER_PHASE: usize = 8;
+
+/// Terms of the evaluation: [`TERMS_PER_PHASE`] for each [`SidePhase`].
+pub const TERMS: usize = 3 * TERMS_PER_PHASE;
+
+impl Weights {
+    /// The weights in the order of [`terms`]: stone, hand, mobility, blocked,
+    /// closed, open, closable, tempo.
+    pub fn to_array(&self) -> [i32; TERMS_PER_PHASE] {
+        [
+            self.stone,
+            self.hand,
+            self.mobility,
+            self.blocked,
+            self.closed,
+            self.open,
+            self.closable,
+            self.tempo,
+        ]
+    }
+
+    /// The inverse of [`Weights::to_array`].
+    pub fn from_array(a: [i32; TERMS_PER_PHASE]) -> Weights {
+        let [
+            stone,
+            hand,
+            mobility,
+            blocked,
+            closed,
+            open,
+            closable,
+            tempo,
+        ] = a;
+        Weights {
+            stone,
+            hand,
+            mobility,
+            blocked,
+            closed,
+            open,
+            closable,
+            tempo,
+        }
+    }
+}
+
+/// Weights of every phase as one vector, in the order of [`terms`].
+pub fn flatten(w: &[Weights; 3]) -> [i32; TERMS] {
+    let mut out = [0; TERMS];
+    for (chunk, w) in out.chunks_mut(TERMS_PER_PHASE).zip(w) {
+        chunk.copy_from_slice(&w.to_array());
+    }
+    out
+}
+
+/// The evaluation as a linear function: `evaluate_with(rules, pos, w)` is the dot
+/// product of these terms with [`flatten`]`(w)`. Each side's features go to the
+/// block of its own phase, the side to move's with `+`, the opponent's with `-`;
+/// the tempo term is 1 when the side to move can close a mill now. Used to fit the
+/// weights to exact values (`examples/tune_eval.rs`).
+pub fn terms(rules: &Rules, pos: &Position) -> [i32; TERMS] {
+    let mut t = [0; TERMS];
+    for (side, sign) in [(pos.to_move, 1), (pos.to_move.other(), -1)] {
+        let base = side_phase(rules, pos, side) as usize * TERMS_PER_PHASE;
+        let f = features(rules, pos, side);
+        let values = [
+            f.stones, f.hand, f.mobility, f.blocked, f.closed, f.open, f.closable,
+        ];
+        for (i, v) in values.into_iter().enumerate() {
+            t[base + i] += sign * v;
+        }
+        if sign == 1 && f.closable > 0 {
+            t[base + TERMS_PER_PHASE - 1] = 1;
+        }
+    }
+    t
+}
+
 /// The weighted score of one side's features.
 pub fn weigh(f: &Features, w: &Weights) -> i32 {
     f.stones * w.stone
@@ -159,9 +248,14 @@ pub fn weigh(f: &Features, w: &Weights) -> i32 {
 /// The static evaluation of `pos` for the side to move. The caller handles
 /// positions where the game is over.
 pub fn evaluate(rules: &Rules, pos: &Position) -> i32 {
+    evaluate_with(rules, pos, &WEIGHTS)
+}
+
+/// [`evaluate`] with other weights (by [`SidePhase`]).
+pub fn evaluate_with(rules: &Rules, pos: &Position, weights: &[Weights; 3]) -> i32 {
     let me = pos.to_move;
     let score = |side: Color| {
-        let w = &WEIGHTS[side_phase(rules, pos, side) as usize];
+        let w = &weights[side_phase(rules, pos, side) as usize];
         let f = features(rules, pos, side);
         (weigh(&f, w), f.closable > 0, w.tempo)
     };
@@ -187,6 +281,39 @@ mod tests {
         assert!(evaluate(r, pos) < -50);
         let f = features(r, pos, Color::White);
         assert_eq!((f.stones, f.closed, f.hand), (3, 1, 6));
+    }
+
+    #[test]
+    fn the_evaluation_is_the_dot_product_of_its_terms_and_weights() {
+        let r = Rules::standard();
+        // Other weights than the shipped ones, every weight distinct, so that a term
+        // in the wrong place shows.
+        let mut other = [WEIGHTS[0]; 3];
+        for (i, w) in other.iter_mut().enumerate() {
+            *w = Weights::from_array(std::array::from_fn(|j| (i * 8 + j) as i32 * 7 - 50));
+        }
+        let mut mix = crate::mix::SplitMix(9);
+        let mut checked = 0;
+        for _ in 0..300 {
+            let mut pos = Position::start(r);
+            for _ in 0..mix.below(60) {
+                let legal = pos.legal_plies(r);
+                if legal.is_empty() {
+                    break;
+                }
+                pos.make(r, legal[mix.below(legal.len() as u64) as usize]);
+            }
+            for w in [&WEIGHTS, &other] {
+                let dot: i32 = terms(r, &pos)
+                    .iter()
+                    .zip(flatten(w))
+                    .map(|(t, w)| t * w)
+                    .sum();
+                assert_eq!(dot, evaluate_with(r, &pos, w), "{pos:?}");
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, 300);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod ordering;
 pub mod score;
 pub mod search;
 pub mod tt;
+pub mod tuned;
 pub mod zobrist;
 
 pub use endgame::Endgame;
@@ -62,6 +63,9 @@ pub struct EngineConfig {
     /// With a seed, plies that order equally at the root are shuffled, so that equal
     /// plies are chosen at random (repeatably for a given seed).
     pub shuffle: Option<u64>,
+    /// The evaluation's weights by phase ([`eval::WEIGHTS`] by default; see
+    /// [`eval::NAMED`]).
+    pub weights: &'static [eval::Weights; 3],
 }
 
 impl Default for EngineConfig {
@@ -71,6 +75,7 @@ impl Default for EngineConfig {
             endgame: None,
             algorithm: Algorithm::Pvs,
             shuffle: None,
+            weights: &eval::WEIGHTS,
         }
     }
 }
@@ -179,6 +184,11 @@ impl Engine {
         self.config.algorithm = algorithm;
     }
 
+    /// Sets the evaluation's weights (see [`eval::NAMED`]).
+    pub fn set_weights(&mut self, weights: &'static [eval::Weights; 3]) {
+        self.config.weights = weights;
+    }
+
     /// Sets the root shuffling seed (`None`: no shuffling).
     pub fn set_shuffle(&mut self, seed: Option<u64>) {
         self.config.shuffle = seed;
@@ -240,6 +250,7 @@ impl Engine {
             history,
             root,
             self.config.shuffle,
+            self.config.weights,
         );
         search.iterate(root, self.config.algorithm, on_info)
     }

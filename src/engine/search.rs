@@ -3,7 +3,7 @@
 //! draws along the path, exact values from an [`Endgame`], and limits.
 
 use super::endgame::{Endgame, best_exact, exact_line};
-use super::eval::evaluate;
+use super::eval::{Weights, evaluate_with};
 use super::ordering::{MAX_PLY, Ordering, pick};
 use super::score::{
     DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
@@ -71,6 +71,7 @@ pub struct Search<'a> {
     /// The best root ply of the current iteration, once its search completed.
     root_best: Option<(Ply, i32)>,
     shuffle: Option<u64>,
+    weights: &'static [Weights; 3],
 }
 
 impl<'a> Search<'a> {
@@ -86,6 +87,7 @@ impl<'a> Search<'a> {
         history: &[Position],
         root: &Position,
         shuffle: Option<u64>,
+        weights: &'static [Weights; 3],
     ) -> Search<'a> {
         let zobrist = Zobrist::get();
         // Only moving-phase positions with the root's stone counts can recur.
@@ -112,6 +114,7 @@ impl<'a> Search<'a> {
             pv: vec![Vec::new(); MAX_PLY + 2],
             root_best: None,
             shuffle,
+            weights,
         }
     }
 
@@ -319,7 +322,7 @@ impl<'a> Search<'a> {
         if is_blocked(self.rules, pos) {
             lost_at(ply)
         } else {
-            evaluate(self.rules, pos)
+            evaluate_with(self.rules, pos, self.weights)
         }
     }
 

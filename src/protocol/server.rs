@@ -8,6 +8,7 @@
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
 //! `info string error: ...` line and is otherwise ignored.
 
+use crate::engine::eval::{NAMED, weights_named};
 use crate::engine::score::mate_plies;
 use crate::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
 use crate::fen;
@@ -52,6 +53,8 @@ pub struct Options {
     pub mtdf: bool,
     /// `SanmillBestmove`: close a search with Sanmill's single line only.
     pub sanmill_bestmove: bool,
+    /// `Eval`: the evaluation's weight set (`shipped` or `tuned`).
+    pub eval: &'static str,
 }
 
 impl Default for Options {
@@ -64,6 +67,7 @@ impl Default for Options {
             shuffling: false,
             mtdf: false,
             sanmill_bestmove: false,
+            eval: "shipped",
         }
     }
 }
@@ -80,6 +84,7 @@ const OPTION_LINES: &[&str] = &[
     "option name Shuffling type check default false",
     "option name UseMTDf type check default false",
     "option name SanmillBestmove type check default false",
+    "option name Eval type combo default shipped var shipped var tuned",
 ];
 
 type Out<W> = Arc<Mutex<W>>;
@@ -234,6 +239,7 @@ impl<W: Write + Send + 'static> Uci<W> {
                 Algorithm::Pvs
             },
             shuffle: None,
+            weights: weights_named(self.options.eval).expect("a known weight set"),
         }
     }
 
@@ -280,6 +286,14 @@ impl<W: Write + Send + 'static> Uci<W> {
             "movetime" => parse_in(&value, 0, MAX_MOVE_TIME_MS / 1000)
                 .map(|s| self.options.move_time_ms = s * 1000),
             "sanmillbestmove" => parse_bool(&value).map(|b| self.options.sanmill_bestmove = b),
+            "eval" => match NAMED.iter().find(|(n, _)| n.eq_ignore_ascii_case(&value)) {
+                Some(&(name, weights)) => {
+                    self.options.eval = name;
+                    self.engine().set_weights(weights);
+                    Ok(())
+                }
+                None => Err(format!("option Eval value {value}: write shipped or tuned")),
+            },
             "threads" => Ok(()),
             key => match rule_option(self.rules, key) {
                 Some(RuleOption::Any) => Ok(()),
