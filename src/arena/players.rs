@@ -50,6 +50,10 @@ pub(super) const UNCOVERED: &str = "\u{0}uncovered:";
 struct PerfectPlayer {
     db: Arc<Tablebase>,
     choice: Choice,
+    /// The opening search for placement positions the sectors do not cover, made at
+    /// the first such ply and kept (with its table and saved values) for the
+    /// player's life.
+    opening: Option<Opening<'static>>,
 }
 
 impl Player for PerfectPlayer {
@@ -59,7 +63,7 @@ impl Player for PerfectPlayer {
 }
 
 impl PerfectPlayer {
-    fn choose(&self, game: &Game, seed: u64) -> Result<Ply, String> {
+    fn choose(&mut self, game: &Game, seed: u64) -> Result<Ply, String> {
         let pos = game.position();
         let uncovered = |e: ProbeError| match e {
             e @ ProbeError::Missing { .. } => format!("{UNCOVERED}{e}"),
@@ -117,13 +121,19 @@ impl PerfectPlayer {
 
     /// A placement ply from the opening search (saved values first): the first of the
     /// equally best with `strict`, otherwise chosen with the seed among them.
-    fn play_placement(&self, pos: &Position, seed: u64) -> Result<Ply, OpeningError> {
-        let options = OpeningOptions {
-            table_mib: 64,
-            parallel: false,
-            use_tables: true,
+    fn play_placement(&mut self, pos: &Position, seed: u64) -> Result<Ply, OpeningError> {
+        let opening = match &mut self.opening {
+            Some(opening) => opening,
+            empty => {
+                let options = OpeningOptions {
+                    table_mib: 64,
+                    parallel: false,
+                    use_tables: true,
+                };
+                empty.insert(Opening::shared(self.db.clone(), options)?)
+            }
         };
-        let moves = Opening::new(&self.db, options)?.moves(pos)?;
+        let moves = opening.moves(pos)?;
         let best: Vec<Ply> = moves
             .iter()
             .take_while(|m| m.1 == moves[0].1)
@@ -190,6 +200,7 @@ pub(super) fn make_player(
             db: config.db.clone().ok_or_else(|| {
                 format!("{UNCOVERED}the perfect player needs the databases: give --db DIR")
             })?,
+            opening: None,
         }),
         PlayerSpec::Engine {
             limit,
