@@ -37,7 +37,7 @@
 //! lock and allocates nothing.
 
 use crate::cache::{BlockCache, Key};
-use crate::value::{Value, Wdl};
+use crate::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -310,16 +310,10 @@ pub struct SubspaceMeta {
     pub fingerprint: u64,
     /// The variant's name (at most 32 bytes of UTF-8).
     pub variant: String,
-    /// Won positions, as the builder counts them (the standard builder: per symmetry class).
-    pub wins: u64,
-    /// Lost positions, counted likewise.
-    pub losses: u64,
-    /// Drawn positions, counted likewise.
-    pub draws: u64,
-    /// The longest win in plies (0 if there is none). Checked against the codes.
-    pub longest_win: u16,
-    /// The longest loss in plies (0 if there is none). Checked against the codes.
-    pub longest_loss: u16,
+    /// Won, lost and drawn positions as the builder counts them (the standard
+    /// builder: per symmetry class), the longest win and loss. The longest win and
+    /// loss are checked against the codes.
+    pub counts: Counts,
 }
 
 /// Tuning of the writer. The defaults are what `millbase build` uses.
@@ -359,20 +353,6 @@ pub fn depth_encoding_for(max_distance: u16) -> Encoding {
     }
 }
 
-/// What [`write_subspace`] wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WriteReport {
-    /// Bytes of the whole file.
-    pub bytes: u64,
-    /// Bytes of the WDL section (table and blocks).
-    pub wdl_bytes: u64,
-    /// Bytes of the depth section (table and blocks).
-    pub depth_bytes: u64,
-    /// The header checksum, which covers the whole file through the section
-    /// checksums: the file's identity in `manifest.json`.
-    pub checksum: u64,
-}
-
 /// One section of a file, as described by its header entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Section {
@@ -399,36 +379,26 @@ pub struct Section {
 pub struct Header {
     /// Format version.
     pub version: u32,
-    /// The variant's name.
-    pub variant: String,
-    /// Fingerprint of the rules.
-    pub fingerprint: u64,
-    /// Stones of the side to move.
-    pub k: u32,
-    /// Stones of the opponent.
-    pub l: u32,
-    /// Stones in hand of the side to move and of the opponent (`[0, 0]`: moving phase).
-    pub hands: [u8; 2],
+    /// The subspace, its rules and its counts, as the writer was given them.
+    pub meta: SubspaceMeta,
     /// Index slots in the subspace.
     pub size: u64,
-    /// Won positions as counted by the builder.
-    pub wins: u64,
-    /// Lost positions as counted by the builder.
-    pub losses: u64,
-    /// Drawn positions as counted by the builder.
-    pub draws: u64,
-    /// The longest win in plies.
-    pub longest_win: u16,
-    /// The longest loss in plies.
-    pub longest_loss: u16,
-    /// The largest distance of any slot (the larger of the two above).
+    /// The largest distance of any slot (the larger of the longest win and loss).
     pub max_distance: u16,
     /// The WDL section.
     pub wdl: Section,
     /// The depth section.
     pub depth: Section,
-    /// XXH64 of the first 248 header bytes.
+    /// XXH64 of the first 248 header bytes, which covers the whole file through the
+    /// section and block checksums: the file's identity in `manifest.json`.
     pub checksum: u64,
+}
+
+impl Header {
+    /// Bytes of the whole file: the header and both sections.
+    pub fn file_bytes(&self) -> u64 {
+        self.depth.offset + self.depth.length
+    }
 }
 
 /// What [`SubspaceFile::open`] checks the header against; `None` accepts anything.
@@ -628,7 +598,7 @@ pub fn write_subspace(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
-) -> Result<WriteReport, FormatError> {
+) -> Result<Header, FormatError> {
     write_subspace_with(path, meta, codes, &WriteOptions::default())
 }
 
@@ -643,23 +613,13 @@ pub fn write_subspace_with(
     meta: &SubspaceMeta,
     codes: &[u16],
     opts: &WriteOptions,
-) -> Result<WriteReport, FormatError> {
-    let bytes = encode_subspace(path, meta, codes, opts)?;
-    let report = WriteReport {
-        bytes: bytes.file.len() as u64,
-        wdl_bytes: bytes.wdl_bytes,
-        depth_bytes: bytes.depth_bytes,
-        checksum: bytes.checksum,
-    };
-    write_atomic(path, &bytes.file)?;
-    Ok(report)
-}
-
-struct Encoded {
-    file: Vec<u8>,
-    wdl_bytes: u64,
-    depth_bytes: u64,
-    checksum: u64,
+) -> Result<Header, FormatError> {
+    let file = encode_subspace(path, meta, codes, opts)?;
+    // The header as a reader sees it: what the file holds, and the sizes of its
+    // sections for the manifest.
+    let header = parse_header(path, &file, file.len() as u64)?;
+    write_atomic(path, &file)?;
+    Ok(header)
 }
 
 fn input_error(path: &Path, what: String) -> FormatError {
@@ -675,7 +635,7 @@ fn encode_subspace(
     meta: &SubspaceMeta,
     codes: &[u16],
     opts: &WriteOptions,
-) -> Result<Encoded, FormatError> {
+) -> Result<Vec<u8>, FormatError> {
     if meta.variant.len() > VARIANT_LEN {
         return Err(input_error(
             path,
@@ -702,12 +662,12 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    if (win, loss) != (meta.longest_win, meta.longest_loss) {
+    if (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
         return Err(input_error(
             path,
             format!(
                 "the codes have longest win {win} and longest loss {loss}, the metadata says {} and {}",
-                meta.longest_win, meta.longest_loss
+                meta.counts.longest_win, meta.counts.longest_loss
             ),
         ));
     }
@@ -748,11 +708,11 @@ fn encode_subspace(
     LE::write_u32(&mut h[56..], meta.k);
     LE::write_u32(&mut h[60..], meta.l);
     LE::write_u64(&mut h[64..], codes.len() as u64);
-    LE::write_u64(&mut h[72..], meta.wins);
-    LE::write_u64(&mut h[80..], meta.losses);
-    LE::write_u64(&mut h[88..], meta.draws);
-    LE::write_u16(&mut h[96..], meta.longest_win);
-    LE::write_u16(&mut h[98..], meta.longest_loss);
+    LE::write_u64(&mut h[72..], meta.counts.wins);
+    LE::write_u64(&mut h[80..], meta.counts.losses);
+    LE::write_u64(&mut h[88..], meta.counts.draws);
+    LE::write_u16(&mut h[96..], meta.counts.longest_win);
+    LE::write_u16(&mut h[98..], meta.counts.longest_loss);
     LE::write_u16(&mut h[100..], max_distance);
     LE::write_u16(&mut h[102..], 2);
     write_section_entry(&mut h[104..152], &wdl);
@@ -761,12 +721,7 @@ fn encode_subspace(
     h[201] = meta.hands[1];
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
-    Ok(Encoded {
-        file,
-        wdl_bytes: wdl.length,
-        depth_bytes: depth.length,
-        checksum,
-    })
+    Ok(file)
 }
 
 /// Packs and compresses the blocks of `codes` in parallel, in order.
@@ -1031,17 +986,21 @@ fn parse_header(path: &Path, bytes: &[u8], file_len: u64) -> Result<Header, Form
     }
     Ok(Header {
         version,
-        variant,
-        fingerprint: LE::read_u64(&h[48..]),
-        k: LE::read_u32(&h[56..]),
-        l: LE::read_u32(&h[60..]),
-        hands: [h[200], h[201]],
+        meta: SubspaceMeta {
+            k: LE::read_u32(&h[56..]),
+            l: LE::read_u32(&h[60..]),
+            hands: [h[200], h[201]],
+            fingerprint: LE::read_u64(&h[48..]),
+            variant,
+            counts: Counts {
+                wins: LE::read_u64(&h[72..]),
+                losses: LE::read_u64(&h[80..]),
+                draws: LE::read_u64(&h[88..]),
+                longest_win: LE::read_u16(&h[96..]),
+                longest_loss: LE::read_u16(&h[98..]),
+            },
+        },
         size: LE::read_u64(&h[64..]),
-        wins: LE::read_u64(&h[72..]),
-        losses: LE::read_u64(&h[80..]),
-        draws: LE::read_u64(&h[88..]),
-        longest_win: LE::read_u16(&h[96..]),
-        longest_loss: LE::read_u16(&h[98..]),
         max_distance: LE::read_u16(&h[100..]),
         wdl: parse_section(path, &h[104..152], KIND_WDL)?,
         depth: parse_section(path, &h[152..200], KIND_DEPTH)?,
@@ -1237,12 +1196,12 @@ impl SubspaceFile {
         let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
         let header = parse_header(path, &map, file_len)?;
         if let Some(fp) = expect.fingerprint
-            && fp != header.fingerprint
+            && fp != header.meta.fingerprint
         {
             return Err(FormatError::RulesMismatch {
                 path: path.to_path_buf(),
-                variant: header.variant.clone(),
-                found: header.fingerprint,
+                variant: header.meta.variant.clone(),
+                found: header.meta.fingerprint,
                 expected: fp,
             });
         }
@@ -1251,19 +1210,19 @@ impl SubspaceFile {
             what,
         };
         if let Some((k, l)) = expect.subspace
-            && (k, l) != (header.k, header.l)
+            && (k, l) != (header.meta.k, header.meta.l)
         {
             return Err(mismatch(format!(
                 "holds subspace {}-{}, expected {k}-{l}",
-                header.k, header.l
+                header.meta.k, header.meta.l
             )));
         }
         if let Some(hands) = expect.hands
-            && hands != header.hands
+            && hands != header.meta.hands
         {
             return Err(mismatch(format!(
                 "holds stones in hand {:?}, expected {hands:?}",
-                header.hands
+                header.meta.hands
             )));
         }
         if let Some(size) = expect.size
@@ -1283,7 +1242,13 @@ impl SubspaceFile {
         {
             return Err(corrupt("sections are not where the header says"));
         }
-        if header.max_distance != header.longest_win.max(header.longest_loss) {
+        if header.max_distance
+            != header
+                .meta
+                .counts
+                .longest_win
+                .max(header.meta.counts.longest_loss)
+        {
             return Err(corrupt(
                 "max distance disagrees with the longest win and loss",
             ));
@@ -1484,32 +1449,14 @@ mod tests {
     use crate::mix::SplitMix as Mix;
 
     fn meta_for(codes: &[u16]) -> SubspaceMeta {
-        let mut m = SubspaceMeta {
+        SubspaceMeta {
             k: 3,
             l: 4,
             hands: [0, 0],
             fingerprint: 0x1234_5678_9abc_def0,
             variant: "standard".into(),
-            wins: 0,
-            losses: 0,
-            draws: 0,
-            longest_win: 0,
-            longest_loss: 0,
-        };
-        for &c in codes {
-            match Value::from_code(c) {
-                Value::Win(n) => {
-                    m.wins += 1;
-                    m.longest_win = m.longest_win.max(n)
-                }
-                Value::Loss(n) => {
-                    m.losses += 1;
-                    m.longest_loss = m.longest_loss.max(n)
-                }
-                Value::Draw => m.draws += 1,
-            }
+            counts: Counts::of_codes(codes),
         }
-        m
     }
 
     fn random_codes(n: usize, max_code: u16, seed: u64) -> Vec<u16> {
@@ -1608,16 +1555,16 @@ mod tests {
             let path = dir.join(format!("{name}.mdb"));
             let meta = meta_for(&codes);
             let rep = write_subspace_with(&path, &meta, &codes, &small_opts()).unwrap();
-            assert_eq!(rep.bytes, fs::metadata(&path).unwrap().len());
+            assert_eq!(rep.file_bytes(), fs::metadata(&path).unwrap().len());
             assert!(!dir.join(format!("{name}.mdb.tmp")).exists());
             let f = SubspaceFile::open(
                 &path,
                 &Expect::exact(meta.fingerprint, 3, 4, codes.len() as u64),
             )
             .unwrap();
-            assert_eq!(f.header().wins, meta.wins);
+            assert_eq!(f.header().meta.counts.wins, meta.counts.wins);
             assert_eq!(f.header().checksum, rep.checksum);
-            let expect_enc = if meta.longest_win.max(meta.longest_loss) > 511 {
+            let expect_enc = if meta.counts.longest_win.max(meta.counts.longest_loss) > 511 {
                 Encoding::HalfU16
             } else {
                 Encoding::HalfU8
@@ -1675,7 +1622,7 @@ mod tests {
         let dir = tmpdir("meta");
         let codes = realistic_codes(1000, 5);
         let mut meta = meta_for(&codes);
-        meta.longest_loss += 2;
+        meta.counts.longest_loss += 2;
         let err = write_subspace(&dir.join("x.mdb"), &meta, &codes).unwrap_err();
         assert!(matches!(err, FormatError::Input { .. }), "{err}");
         assert!(!dir.join("x.mdb").exists());

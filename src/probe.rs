@@ -557,6 +557,7 @@ mod tests {
     use super::*;
     use crate::format::{SubspaceMeta, WriteOptions, write_subspace_with};
     use crate::position::Color;
+    use crate::value::Counts;
     use std::fs;
 
     /// A synthetic code for slot `i` of `k-l`: a fixed pseudo-random value.
@@ -576,31 +577,14 @@ mod tests {
     fn write_synthetic_with(dir: &Path, k: u32, l: u32, opts: &WriteOptions) {
         let idx = Index::standard();
         let codes: Vec<u16> = (0..idx.size(k, l)).map(|i| synthetic(k, l, i)).collect();
-        let mut meta = SubspaceMeta {
+        let meta = SubspaceMeta {
             k,
             l,
             hands: [0, 0],
             fingerprint: Rules::standard().fingerprint(),
             variant: "standard".into(),
-            wins: 0,
-            losses: 0,
-            draws: 0,
-            longest_win: 0,
-            longest_loss: 0,
+            counts: Counts::of_codes(&codes),
         };
-        for &c in &codes {
-            match Value::from_code(c) {
-                Value::Win(n) => (meta.wins += 1, meta.longest_win = meta.longest_win.max(n)).1,
-                Value::Loss(n) => {
-                    (
-                        meta.losses += 1,
-                        meta.longest_loss = meta.longest_loss.max(n),
-                    )
-                        .1
-                }
-                Value::Draw => meta.draws += 1,
-            }
-        }
         let opts = WriteOptions {
             wdl_level: 1,
             depth_level: 1,
