@@ -7,7 +7,7 @@ use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
 use crate::progress::Bars;
-use crate::retro::{self, Solved};
+use crate::retro;
 use crate::rules::Rules;
 use crate::sector::Sector;
 use std::collections::BTreeSet;
@@ -164,6 +164,10 @@ impl PairReport {
         }
     }
 }
+
+// Solving one moving-phase pair in memory, without writing it: what `build` writes
+// for each pair, for a check against the files.
+pub use crate::retro::{Progress, Solved, Summary, solve_pair};
 
 pub use crate::layout::{
     existing_files, file_name, foreign_header, open_checked, open_finished, open_finished_sector,

@@ -50,7 +50,7 @@ struct SplitMix(u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
-        self.0 = arena::mix(self.0);
+        self.0 = millbase::mix::splitmix64(self.0);
         self.0
     }
 }

@@ -265,8 +265,7 @@ fn a_pair_that_cannot_fit_is_refused_before_starting() {
 
 #[test]
 fn probing_the_files_gives_the_builders_in_memory_values() {
-    use millbase::build::plan;
-    use millbase::retro::solve_pair;
+    use millbase::build::{plan, solve_pair};
     use std::collections::HashMap;
     let idx = Index::standard();
     let tb = Tablebase::open(nine()).unwrap();

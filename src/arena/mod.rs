@@ -143,8 +143,7 @@ impl ArenaConfig {
     }
 }
 
-/// splitmix64: a well-mixed function of a 64-bit number.
-pub use crate::mix::splitmix64 as mix;
+use crate::mix::splitmix64 as mix;
 
 pub(crate) fn derive(seed: u64, a: u64, b: u64) -> u64 {
     mix(mix(seed

@@ -32,8 +32,8 @@
 //! block tables and the header carry checksums too, checked when the file is opened.
 //!
 //! Reading: [`SubspaceFile`] maps the file and decompresses a block when it is read
-//! and not in the [`BlockCache`] the file reads through (bounded in bytes, shared by
-//! all files of a [`crate::probe::Tablebase`]); a warm probe takes one uncontended
+//! and not in the cache of decompressed blocks the file reads through (bounded in
+//! bytes, shared by all files of a [`crate::probe::Tablebase`]); a warm probe takes one uncontended
 //! lock and allocates nothing.
 
 mod checksum;

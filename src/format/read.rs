@@ -1,5 +1,6 @@
 //! Reading a file: the header and block tables checked when it is opened, blocks
-//! decompressed (and checksummed) when first read, through a [`BlockCache`].
+//! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
+//! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
 use super::pack::{combine, half_at, trit_at};
 use super::{
@@ -35,9 +36,9 @@ struct SectionReader {
 
 /// An open, memory-mapped database file of one subspace.
 ///
-/// `Send + Sync`. Decompressed blocks are kept in a [`BlockCache`] (the file's own
-/// or one shared with other files, see [`SubspaceFile::open_cached`]), within its
-/// limit; [`SubspaceFile::read_all`] does not fill the cache.
+/// `Send + Sync`. Decompressed blocks are kept in a bounded cache (the file's own,
+/// or the one all files of a [`crate::probe::Tablebase`] share), within its limit;
+/// [`SubspaceFile::read_all`] does not fill the cache.
 pub struct SubspaceFile {
     path: PathBuf,
     map: Mmap,
@@ -334,13 +335,13 @@ impl SubspaceFile {
     /// Opens and maps a file, checking magic, version, header checksum, the
     /// expectations, section bounds and block tables. Blocks are checked when read.
     /// The file reads through a cache of its own with the default limit
-    /// ([`crate::cache::DEFAULT_LIMIT`]).
+    /// ([`crate::probe::DEFAULT_CACHE_LIMIT`]).
     pub fn open(path: &Path, expect: &Expect) -> Result<SubspaceFile, FormatError> {
         SubspaceFile::open_cached(path, expect, Arc::default())
     }
 
     /// As [`SubspaceFile::open`], reading through `cache` (shared with other files).
-    pub fn open_cached(
+    pub(crate) fn open_cached(
         path: &Path,
         expect: &Expect,
         cache: Arc<BlockCache>,

@@ -8,8 +8,8 @@ use crate::rules::{Bits, Rules};
 /// onto its canonical form. Bits 0–23 White's set, 24–47 Black's, 48–51 White's hand,
 /// 52–55 Black's hand, 56 Black to move, 57 removal pending; the key is the smallest
 /// over the 16 symmetries (the sets mapped, the rest unchanged). Boards of at most
-/// 24 points and hands of at most 15 stones: [`Opening`] refuses other rules
-/// ([`OpeningError::Unsupported`]).
+/// 24 points and hands of at most 15 stones: [`super::Opening`] refuses other
+/// rules ([`super::OpeningError::Unsupported`]).
 pub fn canonical_key(rules: &Rules, pos: &Position) -> (u64, usize) {
     let rest = (pos.hand[0] as u64) << 48
         | (pos.hand[1] as u64) << 52
