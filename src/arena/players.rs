@@ -32,11 +32,13 @@ pub(super) trait Player {
     fn play(&mut self, game: &Game, seed: u64) -> Result<Ply, Stop>;
 }
 
-struct RandomPlayer;
+struct RandomPlayer {
+    rules: &'static Rules,
+}
 
 impl Player for RandomPlayer {
     fn play(&mut self, game: &Game, seed: u64) -> Result<Ply, Stop> {
-        let legal = game.position().legal_plies(Rules::standard());
+        let legal = game.position().legal_plies(self.rules);
         if legal.is_empty() {
             return Err(Stop::Fail("no legal ply".into()));
         }
@@ -192,9 +194,9 @@ pub(super) fn make_player(
     config: &ArenaConfig,
     seed: u64,
 ) -> Result<Box<dyn Player>, String> {
-    let rules = Rules::standard();
+    let rules = config.rules;
     Ok(match spec {
-        PlayerSpec::Random => Box::new(RandomPlayer),
+        PlayerSpec::Random => Box::new(RandomPlayer { rules }),
         PlayerSpec::Perfect(choice) => Box::new(PerfectPlayer {
             choice: *choice,
             db: config.db.clone().ok_or_else(|| {
@@ -246,6 +248,7 @@ pub(super) fn make_player(
             options: options.clone(),
             database: config.db_dir.clone().filter(|_| *use_db),
             timeout: timeout.map_or(go.default_timeout(), Duration::from_secs),
+            rules,
         })?),
     })
 }
