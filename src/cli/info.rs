@@ -40,12 +40,16 @@ fn section_line(name: &str, s: &Section, size: u64) -> String {
 pub fn info(a: InfoArgs) -> Result<ExitCode> {
     let file = SubspaceFile::open(&a.file, &Expect::any())?;
     let h = file.header();
-    let rules = Rules::standard();
-    let rules_note = if h.meta.fingerprint == rules.fingerprint() {
-        "matches this program's standard rules"
-    } else {
-        "NOT this program's standard rules"
+    // The header names its rules: this program's rules of that name, if any.
+    let named = Rules::by_name(&h.meta.variant);
+    let rules_note = match named {
+        Some(r) if r.fingerprint() == h.meta.fingerprint => {
+            format!("matches this program's {} rules", r.name)
+        }
+        Some(r) => format!("NOT this program's {} rules", r.name),
+        None => "rules this program does not know".to_string(),
     };
+    let rules = named.unwrap_or(Rules::standard());
     let mut out = String::new();
     out.push_str(&format!("file           {}\n", a.file.display()));
     out.push_str(&format!("format         version {}\n", h.version));
@@ -85,7 +89,6 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     if a.check {
         file.verify_checksums()?;
         println!("checksums      ok");
-        let rules = millbase::Rules::by_name(&h.meta.variant).unwrap_or(rules);
         let idx = millbase::index::Index::for_rules(rules);
         let valid = |n: u32| (3..=rules.stones as u32).contains(&n);
         let exists = if sector.is_moving() {
