@@ -5,7 +5,6 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use millbase::build::{BuildOptions, Selection, build};
 use millbase::notation::parse_ply;
 use millbase::{Game, Rules};
 
@@ -17,14 +16,8 @@ struct Session {
 
 impl Session {
     fn start() -> Session {
-        Session::start_with(&[])
-    }
-
-    /// `millbase uci ARGS`.
-    fn start_with(args: &[&str]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
             .arg("uci")
-            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -195,52 +188,4 @@ fn piped_commands_get_their_answer_at_end_of_input() {
         "{text}"
     );
     assert!(text.lines().last().unwrap().starts_with("bestmove "));
-}
-
-/// `millbase uci --db DIR` plays the rules of DIR (here the four-stone game): their
-/// rule options are accepted and others refused, and a directory of other rules is
-/// refused as `DatabasePath`.
-#[test]
-fn the_session_plays_the_rules_of_its_databases() {
-    let dir = |name: &str| {
-        let d = std::env::temp_dir().join(format!("millbase-uci-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
-    };
-    let build_into = |rules: &'static Rules, d: &std::path::Path, selection: Selection| {
-        let opts = BuildOptions {
-            db: d.to_path_buf(),
-            selection,
-            phase: Default::default(),
-            threads: None,
-            quiet: true,
-        };
-        build(rules, &opts).unwrap();
-    };
-    let (four, standard) = (dir("four"), dir("standard"));
-    build_into(Rules::by_name("standard-4").unwrap(), &four, Selection::All);
-    build_into(Rules::standard(), &standard, Selection::MaxStones(6));
-    let mut s = Session::start_with(&["--db", four.to_str().unwrap()]);
-    let answer = |s: &mut Session, command: &str| {
-        s.send(command);
-        s.send("isready");
-        s.until("readyok")
-    };
-    let accepted = answer(&mut s, "setoption name PiecesCount value 4");
-    assert_eq!(accepted, ["readyok"]);
-    let refused = answer(&mut s, "setoption name PiecesCount value 9");
-    assert!(
-        refused[0].contains("refused: the rules here (standard-4) have PiecesCount 4"),
-        "{refused:?}"
-    );
-    let other = format!("setoption name DatabasePath value {}", standard.display());
-    let refused = answer(&mut s, &other);
-    assert!(
-        refused[0].contains("databases for the standard rules, this session plays standard-4"),
-        "{refused:?}"
-    );
-    s.send("quit");
-    assert!(s.child.wait().unwrap().success());
-    let _ = std::fs::remove_dir_all(&four);
-    let _ = std::fs::remove_dir_all(&standard);
 }

@@ -13,8 +13,7 @@ use std::sync::Arc;
 /// Arguments of `uci` (everything else is set with `setoption`).
 #[derive(Args)]
 pub struct UciArgs {
-    /// Database directory to probe from the start (as `setoption name DatabasePath`);
-    /// the session plays under its rules (the directory's manifest says them).
+    /// Database directory to probe from the start (as `setoption name DatabasePath`).
     #[arg(long)]
     db: Option<PathBuf>,
     /// Close every search with Sanmill's single line `info depth D score S nodes N
@@ -25,18 +24,9 @@ pub struct UciArgs {
     sanmill_bestmove: bool,
 }
 
-/// Opens a database directory for the engine (`DatabasePath`) of a session under
-/// `rules`, refusing databases of other rules.
-fn open_tablebase(dir: &Path, rules: &Rules) -> Result<Arc<dyn Endgame>, String> {
+/// Opens a database directory for the engine (`DatabasePath`).
+fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
     let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
-    if tb.rules().fingerprint() != rules.fingerprint() {
-        return Err(format!(
-            "{}: databases for the {} rules, this session plays {}",
-            dir.display(),
-            tb.rules().name,
-            rules.name
-        ));
-    }
     if tb.available().is_empty() {
         return Err(format!(
             "{}: no database files (k-l.mdb) here",
@@ -48,22 +38,13 @@ fn open_tablebase(dir: &Path, rules: &Rules) -> Result<Arc<dyn Endgame>, String>
 
 /// `millbase uci`: the protocol of `docs/PROTOCOL.md` until `quit` or end of input.
 pub fn uci(args: UciArgs) -> Result<ExitCode> {
-    // The session plays the rules of the databases given at the start (their
-    // manifest says them), the standard rules without.
-    let rules = match &args.db {
-        Some(dir) => {
-            let rules = Tablebase::open(dir)
-                .with_context(|| format!("--db {}", dir.display()))?
-                .rules();
-            open_tablebase(dir, rules)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--db {}", dir.display()))?;
-            rules
-        }
-        None => Rules::standard(),
-    };
-    let opener: EndgameOpener = Box::new(move |dir: &Path| open_tablebase(dir, rules));
-    let mut session = Uci::new(rules, std::io::stdout(), Some(opener));
+    let opener: EndgameOpener = Box::new(open_tablebase);
+    if let Some(dir) = &args.db {
+        open_tablebase(dir)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--db {}", dir.display()))?;
+    }
+    let mut session = Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
     if let Some(dir) = &args.db {
         session.handle(&format!(
             "setoption name DatabasePath value {}",
