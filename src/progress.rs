@@ -13,6 +13,7 @@ mod bars {
     use crate::index::Index;
     use crate::sector::Sector;
     use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
 
     /// The bar of one pair or sector.
     pub(crate) type Bar = ProgressBar;
@@ -22,6 +23,9 @@ mod bars {
     pub(crate) struct Bars {
         multi: MultiProgress,
         overall: ProgressBar,
+        /// Standard error is not a terminal (a log file, `nohup`, CI): bars are not
+        /// drawn there, so each start and end is a plain line with the overall ETA.
+        plain: bool,
     }
 
     impl Bars {
@@ -31,7 +35,8 @@ mod bars {
             sectors: &[Sector],
             idx: &Index,
         ) -> Bars {
-            let multi = MultiProgress::with_draw_target(if quiet {
+            let plain = !quiet && !std::io::stderr().is_terminal();
+            let multi = MultiProgress::with_draw_target(if quiet || plain {
                 ProgressDrawTarget::hidden()
             } else {
                 ProgressDrawTarget::stderr()
@@ -50,7 +55,28 @@ mod bars {
                 .expect("valid template"),
             );
             overall.set_prefix("all");
-            Bars { multi, overall }
+            Bars {
+                multi,
+                overall,
+                plain,
+            }
+        }
+
+        /// Prints `line` above the bars, or as a plain line with the time so far and
+        /// the overall ETA when standard error is not a terminal.
+        fn say(&self, line: String) {
+            if self.plain {
+                let o = &self.overall;
+                let percent = 100.0 * o.position() as f64 / o.length().unwrap_or(1).max(1) as f64;
+                eprintln!(
+                    "[{}] {line}; {percent:.1}% of the work, ETA {}",
+                    clock(o.elapsed()),
+                    clock(o.eta())
+                );
+            } else {
+                self.overall
+                    .println(format!("[{}] {line}", clock(self.overall.elapsed())));
+            }
         }
 
         pub(crate) fn pair(&self, (k, l): (u32, u32), idx: &Index) -> Bar {
@@ -62,22 +88,21 @@ mod bars {
             let slots: u64 = subspaces((k, l)).iter().map(|&(a, b)| idx.size(a, b)).sum();
             bar.set_prefix(format!("{k}-{l}"));
             bar.set_message(format!("{slots} positions"));
+            if self.plain {
+                self.say(format!("{k}-{l}: started, {slots} positions"));
+            }
             bar
         }
 
         pub(crate) fn skip(&self, (k, l): (u32, u32), slots: u64) {
             self.overall
                 .set_length(self.overall.length().unwrap_or(0) - slots * MOVING_WEIGHT);
-            self.overall
-                .println(format!("{k}-{l}: finished earlier, checked, skipped"));
+            self.say(format!("{k}-{l}: finished earlier, checked, skipped"));
         }
 
         pub(crate) fn done(&self, (k, l): (u32, u32), slots: u64) {
             self.overall.inc(slots * MOVING_WEIGHT);
-            self.overall.println(format!(
-                "{k}-{l}: done, {slots} positions, {:.0} s so far",
-                self.overall.elapsed().as_secs_f64()
-            ));
+            self.say(format!("{k}-{l}: done, {slots} positions"));
         }
 
         pub(crate) fn sector(&self, s: Sector, idx: &Index) -> Bar {
@@ -87,11 +112,15 @@ mod bars {
                     .expect("valid template"),
             );
             bar.set_prefix(s.name());
-            bar.set_message(format!(
+            let what = format!(
                 "{} positions, ply {}",
                 idx.size(s.k as u32, s.l as u32),
                 s.ply(idx.rules())
-            ));
+            );
+            if self.plain {
+                self.say(format!("{s}: started, {what}"));
+            }
+            bar.set_message(what);
             bar
         }
 
@@ -99,21 +128,23 @@ mod bars {
             let work = slots * PLACEMENT_WEIGHT;
             self.overall
                 .set_length(self.overall.length().unwrap_or(0) - work);
-            self.overall
-                .println(format!("{s}: finished earlier, checked, skipped"));
+            self.say(format!("{s}: finished earlier, checked, skipped"));
         }
 
         pub(crate) fn sector_done(&self, s: Sector, slots: u64) {
             self.overall.inc(slots * PLACEMENT_WEIGHT);
-            self.overall.println(format!(
-                "{s}: done, {slots} positions, {:.0} s so far",
-                self.overall.elapsed().as_secs_f64()
-            ));
+            self.say(format!("{s}: done, {slots} positions"));
         }
 
         pub(crate) fn finish(&self) {
             self.overall.finish();
         }
+    }
+
+    /// `h:mm:ss`.
+    fn clock(d: std::time::Duration) -> String {
+        let s = d.as_secs();
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
     }
 
     /// The cost of solving one moving-phase slot and one placement slot, in units of the

@@ -215,3 +215,66 @@ fn sanmills_rule_options_are_accepted_when_they_are_the_rules_here() {
         );
     }
 }
+
+/// One `setoption` line and `isready`: what the session said before `readyok`.
+fn answer_to(args: &[&str], option: &str) -> Vec<String> {
+    let lines = session(args, &format!("setoption name {option}\nisready\n"));
+    let end = lines.iter().position(|l| l == "readyok").unwrap();
+    lines[..end].to_vec()
+}
+
+#[test]
+fn rule_options_are_checked_against_the_rules_of_the_session_and_its_directory() {
+    // --rules standard-5: five stones per side is right, nine is refused.
+    assert_eq!(
+        answer_to(&["--rules", "standard-5"], "PiecesCount value 5"),
+        Vec::<String>::new()
+    );
+    let refused = answer_to(&["--rules", "standard-5"], "PiecesCount value 9");
+    assert!(
+        refused.len() == 1 && refused[0].contains("standard-5") && refused[0].contains("refused"),
+        "{refused:?}"
+    );
+    // A directory of the 4-stone game gives its rules to the session.
+    let dir = std::env::temp_dir().join(format!("mb-dialect-rules-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let built = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["build", "--quiet", "--rules", "standard-4", "--db"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let db = dir.to_str().unwrap();
+    assert_eq!(
+        answer_to(&["--db", db], "PiecesCount value 4"),
+        Vec::<String>::new()
+    );
+    assert_eq!(answer_to(&["--db", db], "PiecesCount value 9").len(), 1);
+    // The same directory is refused by a standard session, at start and by option.
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["uci", "--rules", "standard", "--db", db])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("standard-4") && err.contains("--rules standard-4"),
+        "{err}"
+    );
+    let said = answer_to(&[], &format!("DatabasePath value {db}"));
+    assert!(
+        said.len() == 1
+            && said[0].starts_with("info string error:")
+            && said[0].contains("standard-4"),
+        "{said:?}"
+    );
+    // And the session plays the 4-stone game: after 8 placements it moves.
+    let lines = session(
+        &["--db", db],
+        "position startpos moves a7 b6 d1 d6 g7 f4 g1 b4\ngo depth 2\n",
+    );
+    let best = token(with_bestmove(&lines).last().unwrap()).to_string();
+    assert!(best.contains('-'), "a moving ply, not {best}: {lines:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -64,7 +64,8 @@ pub struct StatsArgs {
     json: bool,
 }
 
-fn rules_arg(text: &str) -> Result<&'static Rules, String> {
+/// Parses `--rules NAME`.
+pub(crate) fn rules_arg(text: &str) -> Result<&'static Rules, String> {
     Rules::by_name(text).ok_or_else(|| {
         format!("unknown rules '{text}': use standard or standard-N with N from 3 to 12")
     })

@@ -22,10 +22,15 @@ pub struct UciArgs {
     /// `bestmove`, such as Sanmill's head-to-head harness.
     #[arg(long)]
     sanmill_bestmove: bool,
+    /// The rules played: `standard` or `standard-N`. Default: the rules of `--db`'s
+    /// directory, or `standard`. Sanmill's rule options (`PiecesCount`, `MayFly`, ...)
+    /// are checked against these, and a `DatabasePath` of other rules is refused.
+    #[arg(long, value_parser = super::db::rules_arg)]
+    rules: Option<&'static Rules>,
 }
 
-/// Opens a database directory for the engine (`DatabasePath`).
-fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
+/// Opens a database directory for the engine (`DatabasePath`), of `rules` if given.
+fn open_tablebase(dir: &Path, rules: Option<&Rules>) -> Result<Tablebase, String> {
     let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
     if tb.available().is_empty() {
         return Err(format!(
@@ -33,18 +38,31 @@ fn open_tablebase(dir: &Path) -> Result<Arc<dyn Endgame>, String> {
             dir.display()
         ));
     }
-    Ok(Arc::new(tb))
+    match rules {
+        Some(r) if r.name != tb.rules().name => Err(format!(
+            "{}: its databases are of the rules {}, this session plays {} (start it with --rules {})",
+            dir.display(),
+            tb.rules().name,
+            r.name,
+            tb.rules().name
+        )),
+        _ => Ok(tb),
+    }
 }
 
 /// `millbase uci`: the protocol of `docs/PROTOCOL.md` until `quit` or end of input.
 pub fn uci(args: UciArgs) -> Result<ExitCode> {
-    let opener: EndgameOpener = Box::new(open_tablebase);
-    if let Some(dir) = &args.db {
-        open_tablebase(dir)
+    let rules = match &args.db {
+        Some(dir) => open_tablebase(dir, args.rules)
             .map_err(anyhow::Error::msg)
-            .with_context(|| format!("--db {}", dir.display()))?;
-    }
-    let mut session = Uci::new(Rules::standard(), std::io::stdout(), Some(opener));
+            .with_context(|| format!("--db {}", dir.display()))?
+            .rules(),
+        None => args.rules.unwrap_or(Rules::standard()),
+    };
+    let opener: EndgameOpener = Box::new(move |dir: &Path| {
+        open_tablebase(dir, Some(rules)).map(|tb| Arc::new(tb) as Arc<dyn Endgame>)
+    });
+    let mut session = Uci::new(rules, std::io::stdout(), Some(opener));
     if let Some(dir) = &args.db {
         session.handle(&format!(
             "setoption name DatabasePath value {}",

@@ -165,7 +165,7 @@ test("a FEN in the URL is shown; wins and draws are coloured; a stone is dragged
   assert.equal(await stones(page, "white"), 4);
   assert.equal(await stones(page, "black"), 3);
   assert.match(await page.textContent("#turn"), /moving phase/);
-  assert.equal(await page.textContent("#verdict"), "White wins in 1 plies");
+  assert.equal(await page.textContent("#verdict"), "White wins in 1 ply");
   // FEN out: the server writes the same position back (no mill squares yet: -1).
   assert.equal(
     await page.inputValue("#fen"),

@@ -262,8 +262,9 @@ function verdictText(d) {
   if (d.value === "loss" && n === 0) {
     return { text: `${cap(other)} has won: ${side} cannot play`, cls: "loss" };
   }
-  if (d.value === "win") return { text: `${cap(side)} wins in ${n} plies`, cls: "win" };
-  return { text: `${cap(other)} wins in ${n} plies`, cls: "loss" };
+  const plies = n === 1 ? "1 ply" : `${n} plies`;
+  if (d.value === "win") return { text: `${cap(side)} wins in ${plies}`, cls: "win" };
+  return { text: `${cap(other)} wins in ${plies}`, cls: "loss" };
 }
 
 function valueLabel(p) {
