@@ -18,6 +18,7 @@ use millbase::format::{
 use millbase::index::Index;
 use millbase::manifest::file_name;
 use millbase::probe::Tablebase;
+use millbase::value::Counts;
 use millbase::{Color, Position, Rules, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,32 +38,14 @@ impl Mix {
 }
 
 fn meta_for(k: u32, l: u32, codes: &[u16]) -> SubspaceMeta {
-    let mut m = SubspaceMeta {
+    SubspaceMeta {
         k,
         l,
         hands: [0, 0],
         fingerprint: Rules::standard().fingerprint(),
         variant: "standard".into(),
-        wins: 0,
-        losses: 0,
-        draws: 0,
-        longest_win: 0,
-        longest_loss: 0,
-    };
-    for &c in codes {
-        match Value::from_code(c) {
-            Value::Win(n) => {
-                m.wins += 1;
-                m.longest_win = m.longest_win.max(n);
-            }
-            Value::Loss(n) => {
-                m.losses += 1;
-                m.longest_loss = m.longest_loss.max(n);
-            }
-            Value::Draw => m.draws += 1,
-        }
+        counts: Counts::of_codes(codes),
     }
-    m
 }
 
 /// Skewed codes in runs, roughly shaped like a real table: mostly short wins,
@@ -103,9 +86,9 @@ fn trial(label: &str, k: u32, l: u32, codes: &[u16], opts: &WriteOptions) {
     let n = codes.len().max(1) as f64;
     println!(
         "{label:<34} wdl {:>7.4} bits/slot  depth {:>7.4} bits/slot  total {:>12} bytes  write {:>6.2} s ({:.1} M slots/s)",
-        rep.wdl_bytes as f64 * 8.0 / n,
-        rep.depth_bytes as f64 * 8.0 / n,
-        rep.bytes,
+        rep.wdl.length as f64 * 8.0 / n,
+        rep.depth.length as f64 * 8.0 / n,
+        rep.file_bytes(),
         secs,
         n / secs / 1e6
     );

@@ -7,7 +7,7 @@ use crate::index::Index;
 use crate::manifest::{Entry, Manifest};
 use crate::position::{Color, Position};
 use crate::progress::Bars;
-use crate::retro::{self, Solved};
+use crate::retro;
 use crate::rules::Rules;
 use crate::sector::Sector;
 use std::collections::BTreeSet;
@@ -165,6 +165,10 @@ impl PairReport {
     }
 }
 
+// Solving one moving-phase pair in memory, without writing it: what `build` writes
+// for each pair, for a check against the files.
+pub use crate::retro::{Progress, Solved, Summary, solve_pair};
+
 pub use crate::layout::{
     existing_files, file_name, foreign_header, open_checked, open_finished, open_finished_sector,
     open_sector,
@@ -232,7 +236,7 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
     let mut fresh = Manifest::new(rules.name, rules.fingerprint());
     for (sector, file) in existing_files(db, idx) {
         let Ok(file) = file else { continue };
-        let mut entry = Entry::from_header(file.header());
+        let mut entry = Entry::new(file.header(), 0.0);
         if let Some(e) = old
             .get_sector(sector)
             .filter(|e| e.checksum == entry.checksum)
@@ -455,10 +459,10 @@ fn build_sector(
         ..meta(idx, &solved)
     };
     let written = format::write_subspace(&db.join(sector.file_name()), &meta, &solved.codes)?;
-    report.bytes = written.bytes;
-    report.wdl_bytes = written.wdl_bytes;
-    report.depth_bytes = written.depth_bytes;
-    let entry = Entry::from_meta(&meta, solved.codes.len() as u64, &written, solve_seconds);
+    report.bytes = written.file_bytes();
+    report.wdl_bytes = written.wdl.length;
+    report.depth_bytes = written.depth.length;
+    let entry = Entry::new(&written, solve_seconds);
     record(manifest, db, entry, &solved.summary, |i| {
         let (own, opp) = idx.position(k, l, i);
         fen::format(rules, &sector.position(own, opp), Counters::default())
@@ -475,8 +479,8 @@ fn record(
     summary: &retro::Summary,
     example: impl Fn(u64) -> String,
 ) -> Result<(), BuildError> {
-    entry.longest_win_example = summary.longest_win.map(|(_, i)| example(i));
-    entry.longest_loss_example = summary.longest_loss.map(|(_, i)| example(i));
+    entry.longest_win_example = summary.win_example.map(&example);
+    entry.longest_loss_example = summary.loss_example.map(&example);
     manifest
         .record(db, entry)
         .map_err(|e| BuildError::Manifest(e.to_string()))
@@ -547,11 +551,11 @@ fn build_pair(
         let meta = meta(idx, s);
         let written = format::write_subspace(&db.join(file_name(s.k, s.l)), &meta, &s.codes)?;
         test_abort(&format!("written:{}-{}", s.k, s.l));
-        report.bytes += written.bytes;
-        report.wdl_bytes += written.wdl_bytes;
-        report.depth_bytes += written.depth_bytes;
+        report.bytes += written.file_bytes();
+        report.wdl_bytes += written.wdl.length;
+        report.depth_bytes += written.depth.length;
         let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
-        let entry = Entry::from_meta(&meta, s.codes.len() as u64, &written, share);
+        let entry = Entry::new(&written, share);
         record(manifest, db, entry, &s.summary, |i| {
             let (own, opp) = idx.position(s.k, s.l, i);
             let counters = Counters {
@@ -587,11 +591,7 @@ fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
         hands: [0, 0],
         fingerprint: idx.rules().fingerprint(),
         variant: idx.rules().name.to_string(),
-        wins: m.wins,
-        losses: m.losses,
-        draws: m.draws,
-        longest_win: m.longest_win.map_or(0, |x| x.0),
-        longest_loss: m.longest_loss.map_or(0, |x| x.0),
+        counts: m.counts,
     }
 }
 

@@ -70,21 +70,21 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     let rules = idx.rules();
     let opts = WriteOptions::default();
     let size = idx.size(k, l);
-    if h.fingerprint != rules.fingerprint() || h.variant != rules.name {
+    if h.meta.fingerprint != rules.fingerprint() || h.meta.variant != rules.name {
         return Some(format!(
             "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
-            h.variant,
-            h.fingerprint,
+            h.meta.variant,
+            h.meta.fingerprint,
             rules.name,
             rules.fingerprint()
         ));
     }
-    if (h.k, h.l, h.hands) != (k, l, [s.hk, s.hl]) {
+    if (h.meta.k, h.meta.l, h.meta.hands) != (k, l, [s.hk, s.hl]) {
         let found = Sector {
-            k: h.k as u8,
-            l: h.l as u8,
-            hk: h.hands[0],
-            hl: h.hands[1],
+            k: h.meta.k as u8,
+            l: h.meta.l as u8,
+            hk: h.meta.hands[0],
+            hl: h.meta.hands[1],
         };
         return Some(format!("holds {found}, expected {s}"));
     }
@@ -107,14 +107,11 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
             h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
         ));
     }
-    let counted = h
-        .wins
-        .checked_add(h.losses)
-        .and_then(|c| c.checked_add(h.draws));
-    if counted.is_none_or(|c| c == 0 || c > size) {
+    let c = &h.meta.counts;
+    if c.total().is_none_or(|n| n == 0 || n > size) {
         return Some(format!(
             "counts {} wins, {} losses, {} draws for {size} slots",
-            h.wins, h.losses, h.draws
+            c.wins, c.losses, c.draws
         ));
     }
     None

@@ -52,7 +52,7 @@
 //!
 //! A `Tablebase` is `Send + Sync`; share one between threads. It keeps at most
 //! [`probe::Tablebase::cache_limit`] bytes of decompressed blocks in memory
-//! ([`cache::DEFAULT_LIMIT`] unless set). More directories can be added
+//! ([`probe::DEFAULT_CACHE_LIMIT`] unless set). More directories can be added
 //! ([`probe::Tablebase::add_directory`]).
 //!
 //! Depending on millbase only to probe or build: `default-features = false` leaves
@@ -67,10 +67,10 @@
 //! - [`perft`]: move-generation counts; [`value`]: game values and their codes;
 //! - [`index`]: positions to slots under the board symmetries;
 //! - [`sector`]: the subspaces and placement sectors of a database;
-//! - [`build`]: building a database directory ([`placement`]: the placement
-//!   sectors); [`verify`]: recomputing stored values;
-//! - [`layout`]: the files of a database directory; [`format`](mod@format): the database file; [`cache`]: its decompressed blocks in memory;
-//!   [`manifest`]: `manifest.json`;
+//! - [`build`]: building a database directory, both phases; [`verify`]:
+//!   recomputing stored values;
+//! - [`layout`]: the files of a database directory; [`format`](mod@format): the
+//!   database file; [`manifest`]: `manifest.json`;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
 //!   (`millbase uci`) and the client (the arena's `uci:` player);
@@ -81,7 +81,7 @@
 
 pub mod arena;
 pub mod build;
-pub mod cache;
+mod cache;
 pub mod engine;
 pub mod fen;
 pub mod format;
@@ -94,13 +94,12 @@ pub mod mix;
 pub mod notation;
 pub mod opening;
 pub mod perft;
-pub mod placement;
+mod placement;
 pub mod position;
 pub mod probe;
 mod progress;
 pub mod protocol;
-#[doc(hidden)]
-pub mod retro;
+mod retro;
 pub mod rules;
 pub mod sector;
 #[cfg(feature = "serve")]

@@ -5,9 +5,10 @@
 //! carry the rules fingerprint, counts and checksums), so a missing or stale manifest
 //! never makes a probe wrong. It is saved atomically (temporary file, fsync, rename).
 
-use crate::format::{FormatError, Header, SubspaceMeta, WriteReport, write_atomic};
+use crate::format::{FormatError, Header, write_atomic};
 use crate::rules::Rules;
 use crate::sector::Sector;
+use crate::value::Counts;
 use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -98,16 +99,10 @@ pub struct Entry {
     pub checksum: String,
     /// Index slots.
     pub size: u64,
-    /// Won positions (as counted by the builder).
-    pub wins: u64,
-    /// Lost positions.
-    pub losses: u64,
-    /// Drawn positions.
-    pub draws: u64,
-    /// The longest win in plies.
-    pub longest_win: u16,
-    /// The longest loss in plies.
-    pub longest_loss: u16,
+    /// Won, lost and drawn positions (as counted by the builder), the longest win
+    /// and loss: the file header's, written in the entry's object.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Wall-clock seconds the build of this subspace took (its share of the pair).
     pub build_seconds: f64,
     /// Positions (slots) per second of the build.
@@ -121,14 +116,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry from the metadata a file was written with, its index size, the
-    /// write report and the build time.
-    pub fn from_meta(
-        meta: &SubspaceMeta,
-        size: u64,
-        report: &WriteReport,
-        build_seconds: f64,
-    ) -> Entry {
+    /// The entry of a file with this header (the one [`crate::format::write_subspace`]
+    /// returns, or an existing file's, for example to rebuild a lost manifest), built
+    /// in `build_seconds` (0 when unknown).
+    pub fn new(header: &Header, build_seconds: f64) -> Entry {
+        let meta = &header.meta;
         let sector = Sector {
             k: meta.k as u8,
             l: meta.l as u8,
@@ -138,52 +130,18 @@ impl Entry {
         Entry {
             name: sector.name(),
             file: sector.file_name(),
-            bytes: report.bytes,
-            wdl_bytes: report.wdl_bytes,
-            depth_bytes: report.depth_bytes,
-            checksum: format!("{:016x}", report.checksum),
-            size,
-            wins: meta.wins,
-            losses: meta.losses,
-            draws: meta.draws,
-            longest_win: meta.longest_win,
-            longest_loss: meta.longest_loss,
-            build_seconds,
-            positions_per_second: if build_seconds > 0.0 {
-                size as f64 / build_seconds
-            } else {
-                0.0
-            },
-            longest_win_example: None,
-            longest_loss_example: None,
-        }
-    }
-
-    /// An entry from an existing file's header (for example to rebuild a lost
-    /// manifest); build time unknown (0).
-    pub fn from_header(header: &Header) -> Entry {
-        let total = header.depth.offset + header.depth.length;
-        let sector = Sector {
-            k: header.k as u8,
-            l: header.l as u8,
-            hk: header.hands[0],
-            hl: header.hands[1],
-        };
-        Entry {
-            name: sector.name(),
-            file: sector.file_name(),
-            bytes: total,
+            bytes: header.file_bytes(),
             wdl_bytes: header.wdl.length,
             depth_bytes: header.depth.length,
             checksum: format!("{:016x}", header.checksum),
             size: header.size,
-            wins: header.wins,
-            losses: header.losses,
-            draws: header.draws,
-            longest_win: header.longest_win,
-            longest_loss: header.longest_loss,
-            build_seconds: 0.0,
-            positions_per_second: 0.0,
+            counts: meta.counts,
+            build_seconds,
+            positions_per_second: if build_seconds > 0.0 {
+                header.size as f64 / build_seconds
+            } else {
+                0.0
+            },
             longest_win_example: None,
             longest_loss_example: None,
         }
@@ -334,11 +292,13 @@ mod tests {
             depth_bytes: bytes - bytes / 3,
             checksum: format!("{:016x}", 0xdead_beef_u64 * bytes),
             size: 1000,
-            wins: 800,
-            losses: 150,
-            draws: 50,
-            longest_win: 25,
-            longest_loss: 26,
+            counts: Counts {
+                wins: 800,
+                losses: 150,
+                draws: 50,
+                longest_win: 25,
+                longest_loss: 26,
+            },
             build_seconds: 0.5,
             positions_per_second: 2000.0,
             longest_win_example: None,

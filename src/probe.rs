@@ -7,7 +7,7 @@
 //! first time a position of its subspace is probed (kept in a `OnceLock`), and each
 //! compressed block is decompressed when it is read and not in the cache of
 //! decompressed blocks, which all files share and which holds at most
-//! [`Tablebase::cache_limit`] bytes ([`crate::cache::DEFAULT_LIMIT`] unless set).
+//! [`Tablebase::cache_limit`] bytes ([`DEFAULT_CACHE_LIMIT`] unless set).
 //! A warm probe takes one uncontended lock and allocates nothing. A `Tablebase` is
 //! `Send + Sync`: share one (`&` or `Arc`) between all threads.
 //!
@@ -18,6 +18,10 @@
 //! the opening search ([`crate::opening`]) answers them instead.
 
 use crate::cache::BlockCache;
+/// The default limit of a [`Tablebase`]'s cache of decompressed blocks, in bytes:
+/// 1 GiB. The moving-phase databases up to ten stones fit whole; the complete
+/// standard game decompresses to about 11 GB, so probing all of it evicts.
+pub use crate::cache::DEFAULT_LIMIT as DEFAULT_CACHE_LIMIT;
 use crate::format::{Expect, FormatError, SubspaceFile};
 use crate::index::Index;
 use crate::manifest::Manifest;
@@ -557,6 +561,7 @@ mod tests {
     use super::*;
     use crate::format::{SubspaceMeta, WriteOptions, write_subspace_with};
     use crate::position::Color;
+    use crate::value::Counts;
     use std::fs;
 
     /// A synthetic code for slot `i` of `k-l`: a fixed pseudo-random value.
@@ -576,31 +581,14 @@ mod tests {
     fn write_synthetic_with(dir: &Path, k: u32, l: u32, opts: &WriteOptions) {
         let idx = Index::standard();
         let codes: Vec<u16> = (0..idx.size(k, l)).map(|i| synthetic(k, l, i)).collect();
-        let mut meta = SubspaceMeta {
+        let meta = SubspaceMeta {
             k,
             l,
             hands: [0, 0],
             fingerprint: Rules::standard().fingerprint(),
             variant: "standard".into(),
-            wins: 0,
-            losses: 0,
-            draws: 0,
-            longest_win: 0,
-            longest_loss: 0,
+            counts: Counts::of_codes(&codes),
         };
-        for &c in &codes {
-            match Value::from_code(c) {
-                Value::Win(n) => (meta.wins += 1, meta.longest_win = meta.longest_win.max(n)).1,
-                Value::Loss(n) => {
-                    (
-                        meta.losses += 1,
-                        meta.longest_loss = meta.longest_loss.max(n),
-                    )
-                        .1
-                }
-                Value::Draw => meta.draws += 1,
-            }
-        }
         let opts = WriteOptions {
             wdl_level: 1,
             depth_level: 1,
@@ -895,7 +883,7 @@ mod tests {
             write_synthetic_with(&d, k, l, &opts);
         }
         let tb = Tablebase::open(&*d).unwrap();
-        assert_eq!(tb.cache_limit(), crate::cache::DEFAULT_LIMIT);
+        assert_eq!(tb.cache_limit(), DEFAULT_CACHE_LIMIT);
         let limit = 200 * 1024;
         tb.set_cache_limit(limit);
         let idx = Index::standard();

@@ -31,7 +31,7 @@
 use crate::index::{Index, first_subset, next_subset, pdep};
 use crate::position::points;
 use crate::rules::{Bits, Rules};
-use crate::value::Value;
+use crate::value::{Counts, Value};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 
@@ -53,33 +53,33 @@ const WINDOW: usize = CHUNK << 8;
 pub struct Summary {
     /// Canonical slots: the number of symmetry classes of positions.
     pub classes: u64,
-    /// Won classes.
-    pub wins: u64,
-    /// Lost classes.
-    pub losses: u64,
-    /// Drawn classes.
-    pub draws: u64,
-    /// Longest win in plies and a slot that has it.
-    pub longest_win: Option<(u16, u64)>,
-    /// Longest loss in plies and a slot that has it.
-    pub longest_loss: Option<(u16, u64)>,
+    /// The classes won, lost and drawn, and the longest win and loss.
+    pub counts: Counts,
+    /// The first slot with the longest win, if there is a win.
+    pub win_example: Option<u64>,
+    /// The first slot with the longest loss, if there is a loss.
+    pub loss_example: Option<u64>,
 }
 
 impl Summary {
     /// Counts the canonical slot `slot` holding `code`.
     pub fn count(&mut self, code: u16, slot: u64) {
         self.classes += 1;
-        match Value::from_code(code) {
+        let value = Value::from_code(code);
+        match value {
             Value::Win(n) => {
-                self.wins += 1;
-                self.longest_win = longer(self.longest_win, (n, slot));
+                self.win_example =
+                    first_longest((self.counts.longest_win, self.win_example), (n, Some(slot)));
             }
             Value::Loss(n) => {
-                self.losses += 1;
-                self.longest_loss = longer(self.longest_loss, (n, slot));
+                self.loss_example = first_longest(
+                    (self.counts.longest_loss, self.loss_example),
+                    (n, Some(slot)),
+                );
             }
-            Value::Draw => self.draws += 1,
+            Value::Draw => {}
         }
+        self.counts.add(value);
     }
 }
 
@@ -452,10 +452,13 @@ impl Solver<'_> {
     }
 }
 
-fn longer(a: Option<(u16, u64)>, b: (u16, u64)) -> Option<(u16, u64)> {
-    match a {
-        Some(x) if x.0 > b.0 || (x.0 == b.0 && x.1 <= b.1) => Some(x),
-        _ => Some(b),
+/// The example of the longer of two extremes `(plies, example slot)`, the smaller
+/// slot of two equally long ones; an extreme without a slot is no extreme.
+fn first_longest(a: (u16, Option<u64>), b: (u16, Option<u64>)) -> Option<u64> {
+    match (a.1, b.1) {
+        (Some(x), Some(y)) if a.0 > b.0 || (a.0 == b.0 && x <= y) => a.1,
+        (Some(_), Some(_)) | (None, _) => b.1,
+        (Some(_), None) => a.1,
     }
 }
 
@@ -463,15 +466,15 @@ fn longer(a: Option<(u16, u64)>, b: (u16, u64)) -> Option<(u16, u64)> {
 pub fn merge(a: Summary, b: Summary) -> Summary {
     Summary {
         classes: a.classes + b.classes,
-        wins: a.wins + b.wins,
-        losses: a.losses + b.losses,
-        draws: a.draws + b.draws,
-        longest_win: b
-            .longest_win
-            .map_or(a.longest_win, |x| longer(a.longest_win, x)),
-        longest_loss: b
-            .longest_loss
-            .map_or(a.longest_loss, |x| longer(a.longest_loss, x)),
+        counts: a.counts.merge(b.counts),
+        win_example: first_longest(
+            (a.counts.longest_win, a.win_example),
+            (b.counts.longest_win, b.win_example),
+        ),
+        loss_example: first_longest(
+            (a.counts.longest_loss, a.loss_example),
+            (b.counts.longest_loss, b.loss_example),
+        ),
     }
 }
 
@@ -630,8 +633,8 @@ mod tests {
         let idx = Index::standard();
         let solved = solve_pair(idx, 3, 3, |_, _| None, &|_, _| {});
         let s = &solved[0].summary;
-        assert_eq!(s.longest_loss.map(|x| x.0), Some(26));
-        let won = s.wins as f64 / s.classes as f64;
+        assert_eq!(s.loss_example.map(|_| s.counts.longest_loss), Some(26));
+        let won = s.counts.wins as f64 / s.classes as f64;
         assert!((0.82..0.84).contains(&won), "won fraction {won}");
     }
 }

@@ -174,6 +174,69 @@ pub fn ranked_plies<E>(
     Ok(out)
 }
 
+/// How many positions of a subspace are won, lost and drawn, and its longest win and
+/// loss: what the builder counts, a file's header records ([`crate::format::Header`])
+/// and the manifest lists ([`crate::manifest::Entry`]). The builders count one
+/// position per symmetry class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counts {
+    /// Won positions.
+    pub wins: u64,
+    /// Lost positions.
+    pub losses: u64,
+    /// Drawn positions.
+    pub draws: u64,
+    /// The longest win in plies (0 if there is none).
+    pub longest_win: u16,
+    /// The longest loss in plies (0 if there is none).
+    pub longest_loss: u16,
+}
+
+impl Counts {
+    /// Counts one position of value `value`.
+    pub fn add(&mut self, value: Value) {
+        match value {
+            Value::Win(n) => {
+                self.wins += 1;
+                self.longest_win = self.longest_win.max(n);
+            }
+            Value::Loss(n) => {
+                self.losses += 1;
+                self.longest_loss = self.longest_loss.max(n);
+            }
+            Value::Draw => self.draws += 1,
+        }
+    }
+
+    /// The counts of every code in `codes` (see [`Value::code`]).
+    pub fn of_codes(codes: &[u16]) -> Counts {
+        let mut counts = Counts::default();
+        for &code in codes {
+            counts.add(Value::from_code(code));
+        }
+        counts
+    }
+
+    /// The counts of two disjoint sets of positions together.
+    pub fn merge(self, other: Counts) -> Counts {
+        Counts {
+            wins: self.wins + other.wins,
+            losses: self.losses + other.losses,
+            draws: self.draws + other.draws,
+            longest_win: self.longest_win.max(other.longest_win),
+            longest_loss: self.longest_loss.max(other.longest_loss),
+        }
+    }
+
+    /// Wins, losses and draws together; `None` if the sum overflows (a damaged
+    /// header).
+    pub fn total(&self) -> Option<u64> {
+        self.wins
+            .checked_add(self.losses)
+            .and_then(|n| n.checked_add(self.draws))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

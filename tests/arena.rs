@@ -50,7 +50,7 @@ struct SplitMix(u64);
 
 impl SplitMix {
     fn next(&mut self) -> u64 {
-        self.0 = arena::mix(self.0);
+        self.0 = millbase::mix::splitmix64(self.0);
         self.0
     }
 }
@@ -665,4 +665,68 @@ fn strict_and_trap_perfect_players_choose_as_named() {
         }
     }
     assert!(trap_choices > 10, "{trap_choices}");
+}
+
+/// A directory of other rules (the whole four-stone game): the arena plays under the
+/// rules its manifest names, from their start, and perfect play keeps the start's
+/// value; a configuration under other rules than the databases' is refused.
+#[test]
+fn the_games_are_played_under_the_rules_of_the_databases() {
+    let r = Rules::by_name("standard-4").unwrap();
+    let dir = temp("standard-4");
+    let _ = std::fs::remove_dir_all(&dir);
+    build(
+        r,
+        &BuildOptions {
+            db: dir.clone(),
+            selection: Selection::All,
+            phase: Default::default(),
+            threads: None,
+            quiet: true,
+        },
+    )
+    .unwrap();
+    let tb = Tablebase::open(&dir).unwrap();
+    let start = Position::start(r);
+    let expected = match tb.probe(&start).unwrap().wdl() {
+        Wdl::Win => "1-0",
+        Wdl::Draw => "1/2-1/2",
+        Wdl::Loss => "0-1",
+    };
+    let out = temp("standard-4.jsonl");
+    arena_cli(&[
+        "perfect",
+        "perfect",
+        "--db",
+        dir.to_str().unwrap(),
+        "--games",
+        "2",
+        "--openings",
+        "random:0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let records = records_of(&out);
+    assert_eq!(records.len(), 2);
+    let start_fen = fen::format(
+        r,
+        &start,
+        Counters {
+            fullmove: 1,
+            ..Counters::default()
+        },
+    );
+    for rec in &records {
+        assert_eq!(rec["start"], start_fen.as_str(), "{rec}");
+        assert_eq!(rec["result"], expected, "{rec}");
+    }
+    let mut c = ArenaConfig::new("perfect".parse().unwrap(), "random".parse().unwrap(), 2);
+    c.db = Some(Arc::new(tb));
+    let err = arena::run(&c, &|_| {}).unwrap_err().to_string();
+    assert!(
+        err.contains("standard-4") && err.contains("standard"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&out);
 }

@@ -71,11 +71,11 @@ fn three_three_has_gassers_figures() {
     let m = Manifest::load(nine()).unwrap().unwrap();
     let e = m.get(3, 3).unwrap();
     assert_eq!(
-        e.longest_loss, 26,
+        e.counts.longest_loss, 26,
         "Gasser: the longest 3-3 loss is 26 plies"
     );
-    let classes = (e.wins + e.losses + e.draws) as f64;
-    let won = e.wins as f64 / classes;
+    let classes = (e.counts.wins + e.counts.losses + e.counts.draws) as f64;
+    let won = e.counts.wins as f64 / classes;
     assert!(
         (0.825..0.835).contains(&won),
         "Gasser: about 83% of 3-3 won, got {won}"
@@ -265,8 +265,7 @@ fn a_pair_that_cannot_fit_is_refused_before_starting() {
 
 #[test]
 fn probing_the_files_gives_the_builders_in_memory_values() {
-    use millbase::build::plan;
-    use millbase::retro::solve_pair;
+    use millbase::build::{plan, solve_pair};
     use std::collections::HashMap;
     let idx = Index::standard();
     let tb = Tablebase::open(nine()).unwrap();

@@ -3,8 +3,8 @@
 //! [`Endgame`] taking over from the search.
 
 use millbase::engine::score::{MATE, from_value};
-use millbase::engine::zobrist::SplitMix;
 use millbase::engine::{Algorithm, Endgame, Engine, EngineConfig, Limits, SearchResult};
+use millbase::mix::SplitMix;
 use millbase::position::Phase;
 use millbase::{Color, Game, Ply, Position, Rules, Value};
 use std::sync::Arc;

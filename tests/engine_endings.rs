@@ -136,6 +136,8 @@ fn options_and_limits_reach_the_engine_and_a_refused_option_stops_the_run() {
     use std::os::unix::fs::PermissionsExt;
     // Logs every line it reads; refuses the option named Bogus as Sanmill does.
     let log = temp("log.txt");
+    // A log left by an earlier run whose process had the same id would be appended to.
+    let _ = std::fs::remove_file(&log);
     let path = temp("logger.sh");
     std::fs::write(
         &path,

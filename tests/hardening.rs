@@ -127,8 +127,20 @@ fn a_missing_manifest_is_rebuilt_from_the_files() {
     let old: Manifest = serde_json::from_slice(&good).unwrap();
     for (a, b) in fresh.subspaces.iter().zip(&old.subspaces) {
         assert_eq!(
-            (&a.name, &a.checksum, a.wins, a.losses, a.draws),
-            (&b.name, &b.checksum, b.wins, b.losses, b.draws)
+            (
+                &a.name,
+                &a.checksum,
+                a.counts.wins,
+                a.counts.losses,
+                a.counts.draws
+            ),
+            (
+                &b.name,
+                &b.checksum,
+                b.counts.wins,
+                b.counts.losses,
+                b.counts.draws
+            )
         );
     }
 }
@@ -151,8 +163,8 @@ fn a_garbage_manifest_is_rebuilt_and_never_trusted() {
     // A manifest whose numbers disagree with the files: stats prints the files'.
     let path = dir.join("manifest.json");
     let mut m = Manifest::load(&dir).unwrap().unwrap();
-    let real = m.subspaces[0].wins;
-    m.subspaces[0].wins = 987_654_321;
+    let real = m.subspaces[0].counts.wins;
+    m.subspaces[0].counts.wins = 987_654_321;
     std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
     let stats = succeeds(&["stats", "--db", s(&dir), "--json"]);
     assert!(!stats.contains("987654321"), "{stats}");
@@ -160,7 +172,9 @@ fn a_garbage_manifest_is_rebuilt_and_never_trusted() {
     // And build puts the manifest right.
     succeeds(&["build", "--quiet", "--max-stones", "7", "--db", s(&dir)]);
     assert_eq!(
-        Manifest::load(&dir).unwrap().unwrap().subspaces[0].wins,
+        Manifest::load(&dir).unwrap().unwrap().subspaces[0]
+            .counts
+            .wins,
         real
     );
 }

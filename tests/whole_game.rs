@@ -232,27 +232,19 @@ fn verify_checks_placement_sectors_and_finds_a_wrong_value() {
     drop(file);
     let i = codes.iter().position(|&c| c != 0).unwrap();
     codes[i] = 0;
+    // The header's counts, with the longest win and loss of the changed codes (the
+    // writer checks those against the codes).
+    let changed = millbase::value::Counts::of_codes(&codes);
     let meta = millbase::format::SubspaceMeta {
         k: 2,
         l: 2,
         hands: [1, 1],
-        fingerprint: h.fingerprint,
-        variant: h.variant,
-        wins: h.wins,
-        losses: h.losses,
-        draws: h.draws,
-        longest_win: codes
-            .iter()
-            .filter(|&&c| c != 0 && c % 2 == 0)
-            .map(|&c| c - 1)
-            .max()
-            .unwrap_or(0),
-        longest_loss: codes
-            .iter()
-            .filter(|&&c| c % 2 == 1)
-            .map(|&c| c - 1)
-            .max()
-            .unwrap_or(0),
+        counts: millbase::value::Counts {
+            longest_win: changed.longest_win,
+            longest_loss: changed.longest_loss,
+            ..h.meta.counts
+        },
+        ..h.meta
     };
     millbase::format::write_subspace(&dir.join(s.file_name()), &meta, &codes).unwrap();
     let check = verify::check(&dir, idx, Some(s)).unwrap();

@@ -1,6 +1,8 @@
 //! The C structs: values, positions and plies, and their conversions to and from
 //! millbase's own types.
 
+#[cfg(doc)]
+use crate::mb_point_name;
 use crate::status::{Failure, mb_status};
 use millbase::notation::format_ply;
 use millbase::position::NONE;

@@ -117,7 +117,7 @@ pub struct GameRecord {
 /// The legal first plies of the start position, in the order of
 /// [`Position::legal_plies`] (for the standard start: the 24 placements, a1 first).
 pub fn first_plies(config: &ArenaConfig) -> Vec<Ply> {
-    config.start.legal_plies(Rules::standard())
+    config.start.legal_plies(config.rules)
 }
 
 /// Games in one round of `first-placements` from the configured start: each first
@@ -130,7 +130,7 @@ pub fn first_placement_round(config: &ArenaConfig) -> usize {
 /// plies from the start, redrawn (up to 1000 times) if the game ends or cannot go on;
 /// with `first-placements`, first ply number `pair` modulo their count.
 pub fn opening(config: &ArenaConfig, pair: usize) -> Result<Game, ArenaError> {
-    let rules = Rules::standard();
+    let rules = config.rules;
     let no_game = |what: String| {
         ArenaError::Start(format!(
             "no game can be played from {} with {what}",
@@ -196,7 +196,7 @@ pub fn play_game(
     number: usize,
     start: &Game,
 ) -> Result<GameRecord, ArenaError> {
-    let rules = Rules::standard();
+    let rules = config.rules;
     let a_white = number.is_multiple_of(2);
     let side_of = |c: Color| {
         if (c == Color::White) == a_white {

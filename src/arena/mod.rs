@@ -112,6 +112,9 @@ pub struct ArenaConfig {
     pub max_quiet: u32,
     /// A game is drawn after this many plies in all, opening excluded (0: never).
     pub max_plies: usize,
+    /// The rules the games are played under; with databases, theirs (the directory's
+    /// manifest says them: [`Tablebase::rules`]), or [`run`] refuses them.
+    pub rules: &'static Rules,
     /// The databases, for `perfect`, for engines and for blunder checks.
     pub db: Option<Arc<Tablebase>>,
     /// The database directory (for `uci:` players with `db=yes`).
@@ -119,8 +122,9 @@ pub struct ArenaConfig {
 }
 
 impl ArenaConfig {
-    /// A configuration with the defaults: the start position, no opening, seed 1,
-    /// one thread, draws after 100 plies without a removal or 1000 plies.
+    /// A configuration with the defaults: the standard rules, the start position, no
+    /// opening, seed 1, one thread, draws after 100 plies without a removal or 1000
+    /// plies.
     pub fn new(a: PlayerSpec, b: PlayerSpec, games: usize) -> ArenaConfig {
         let rules = Rules::standard();
         ArenaConfig {
@@ -137,14 +141,14 @@ impl ArenaConfig {
             threads: 1,
             max_quiet: 100,
             max_plies: 1000,
+            rules,
             db: None,
             db_dir: None,
         }
     }
 }
 
-/// splitmix64: a well-mixed function of a 64-bit number.
-pub use crate::mix::splitmix64 as mix;
+use crate::mix::splitmix64 as mix;
 
 pub(crate) fn derive(seed: u64, a: u64, b: u64) -> u64 {
     mix(mix(seed

@@ -33,11 +33,13 @@ pub(super) trait Player {
     fn play(&mut self, game: &Game, seed: u64) -> Result<Ply, Stop>;
 }
 
-struct RandomPlayer;
+struct RandomPlayer {
+    rules: &'static Rules,
+}
 
 impl Player for RandomPlayer {
     fn play(&mut self, game: &Game, seed: u64) -> Result<Ply, Stop> {
-        let legal = game.position().legal_plies(Rules::standard());
+        let legal = game.position().legal_plies(self.rules);
         if legal.is_empty() {
             return Err(Stop::Fail("no legal ply".into()));
         }
@@ -51,6 +53,10 @@ pub(super) const UNCOVERED: &str = "\u{0}uncovered:";
 struct PerfectPlayer {
     db: Arc<Tablebase>,
     choice: Choice,
+    /// The opening search for placement positions the sectors do not cover, made at
+    /// the first such ply and kept (with its table and saved values) for the
+    /// player's life.
+    opening: Option<Opening<'static>>,
 }
 
 impl Player for PerfectPlayer {
@@ -60,7 +66,7 @@ impl Player for PerfectPlayer {
 }
 
 impl PerfectPlayer {
-    fn choose(&self, game: &Game, seed: u64) -> Result<Ply, String> {
+    fn choose(&mut self, game: &Game, seed: u64) -> Result<Ply, String> {
         let pos = game.position();
         let uncovered = |e: ProbeError| match e {
             e @ ProbeError::Missing { .. } => format!("{UNCOVERED}{e}"),
@@ -118,13 +124,19 @@ impl PerfectPlayer {
 
     /// A placement ply from the opening search (saved values first): the first of the
     /// equally best with `strict`, otherwise chosen with the seed among them.
-    fn play_placement(&self, pos: &Position, seed: u64) -> Result<Ply, OpeningError> {
-        let options = OpeningOptions {
-            table_mib: 64,
-            parallel: false,
-            use_tables: true,
+    fn play_placement(&mut self, pos: &Position, seed: u64) -> Result<Ply, OpeningError> {
+        let opening = match &mut self.opening {
+            Some(opening) => opening,
+            empty => {
+                let options = OpeningOptions {
+                    table_mib: 64,
+                    parallel: false,
+                    use_tables: true,
+                };
+                empty.insert(Opening::shared(self.db.clone(), options)?)
+            }
         };
-        let moves = Opening::new(&self.db, options)?.moves(pos)?;
+        let moves = opening.moves(pos)?;
         let best: Vec<Ply> = moves
             .iter()
             .take_while(|m| m.1 == moves[0].1)
@@ -183,14 +195,15 @@ pub(super) fn make_player(
     config: &ArenaConfig,
     seed: u64,
 ) -> Result<Box<dyn Player>, String> {
-    let rules = Rules::standard();
+    let rules = config.rules;
     Ok(match spec {
-        PlayerSpec::Random => Box::new(RandomPlayer),
+        PlayerSpec::Random => Box::new(RandomPlayer { rules }),
         PlayerSpec::Perfect(choice) => Box::new(PerfectPlayer {
             choice: *choice,
             db: config.db.clone().ok_or_else(|| {
                 format!("{UNCOVERED}the perfect player needs the databases: give --db DIR")
             })?,
+            opening: None,
         }),
         PlayerSpec::Engine {
             limit,
@@ -238,6 +251,7 @@ pub(super) fn make_player(
             options: options.clone(),
             database: config.db_dir.clone().filter(|_| *use_db),
             timeout: timeout.map_or(go.default_timeout(), Duration::from_secs),
+            rules,
         })?),
     })
 }

@@ -12,6 +12,16 @@ pub fn run(
     config: &ArenaConfig,
     progress: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<Vec<GameRecord>, ArenaError> {
+    if let Some(db) = &config.db
+        && db.rules().fingerprint() != config.rules.fingerprint()
+    {
+        return Err(ArenaError::Start(format!(
+            "the databases in {} are for the {} rules, the games are played under {}",
+            db.dir().display(),
+            db.rules().name,
+            config.rules.name
+        )));
+    }
     let pairs = config.games.div_ceil(2);
     let openings: Vec<Game> = (0..pairs)
         .map(|p| opening(config, p))

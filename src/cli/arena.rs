@@ -87,7 +87,12 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let rules = Rules::standard();
+    let db = match &args.db {
+        Some(dir) => Some(Arc::new(Tablebase::open(dir)?)),
+        None => None,
+    };
+    // The games are played under the databases' rules (their manifest says them).
+    let rules = db.as_ref().map_or(Rules::standard(), |db| db.rules());
     let defaults = UciDefaults {
         go: GoLimits {
             depth: args.uci_depth,
@@ -105,11 +110,8 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("--openings: {e}"))?;
     let start =
         Game::parse(rules, &args.start).with_context(|| format!("--start {}", args.start))?;
-    let db = match &args.db {
-        Some(dir) => Some(Arc::new(Tablebase::open(dir)?)),
-        None => None,
-    };
     let mut config = ArenaConfig::new(a, b, args.games);
+    config.rules = rules;
     config.a.1 = args.a.clone();
     config.b.1 = args.b.clone();
     config.start = *start.position();

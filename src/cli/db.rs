@@ -6,6 +6,7 @@ use millbase::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
 use millbase::index::{Index, binomial};
 use millbase::manifest::{Entry, Manifest, parse_subspace};
 use millbase::sector::Sector;
+use millbase::value::Counts;
 use millbase::{Rules, verify};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -175,11 +176,8 @@ struct Stat {
     subspace: String,
     classes: u64,
     raw: u64,
-    wins: u64,
-    losses: u64,
-    draws: u64,
-    longest_win: u16,
-    longest_loss: u16,
+    #[serde(flatten)]
+    counts: Counts,
     longest_win_example: Option<String>,
     longest_loss_example: Option<String>,
 }
@@ -195,7 +193,7 @@ pub fn stats(a: StatsArgs) -> Result<ExitCode> {
     let mut entries = Vec::new();
     for (sector, file) in build::existing_files(&a.db, idx) {
         let file = file?;
-        let mut e = Entry::from_header(file.header());
+        let mut e = Entry::new(file.header(), 0.0);
         if let Some(m) = manifest
             .as_ref()
             .and_then(|m| m.get_sector(sector))
@@ -220,13 +218,9 @@ pub fn stats(a: StatsArgs) -> Result<ExitCode> {
             let (k, l) = e.sector()?.counts();
             Some(Stat {
                 subspace: e.name.clone(),
-                classes: e.wins + e.losses + e.draws,
+                classes: e.counts.total().unwrap_or(u64::MAX),
                 raw: binomial(n, k) * binomial(n - k, l),
-                wins: e.wins,
-                losses: e.losses,
-                draws: e.draws,
-                longest_win: e.longest_win,
-                longest_loss: e.longest_loss,
+                counts: e.counts,
                 longest_win_example: e.longest_win_example.clone(),
                 longest_loss_example: e.longest_loss_example.clone(),
             })
@@ -256,9 +250,10 @@ pub fn stats(a: StatsArgs) -> Result<ExitCode> {
         "sector", "classes", "raw", "wins", "losses", "draws", "lwin", "lloss"
     );
     for s in &stats {
+        let c = &s.counts;
         println!(
             "{:>9} {:>12} {:>14} {:>12} {:>12} {:>12} {:>6} {:>6}",
-            s.subspace, s.classes, s.raw, s.wins, s.losses, s.draws, s.longest_win, s.longest_loss
+            s.subspace, s.classes, s.raw, c.wins, c.losses, c.draws, c.longest_win, c.longest_loss
         );
         if let Some(f) = &s.longest_win_example {
             println!("      longest win:  {f}");

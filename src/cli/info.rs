@@ -40,52 +40,63 @@ fn section_line(name: &str, s: &Section, size: u64) -> String {
 pub fn info(a: InfoArgs) -> Result<ExitCode> {
     let file = SubspaceFile::open(&a.file, &Expect::any())?;
     let h = file.header();
-    let rules = Rules::standard();
-    let rules_note = if h.fingerprint == rules.fingerprint() {
-        "matches this program's standard rules"
-    } else {
-        "NOT this program's standard rules"
+    // The header names its rules: this program's rules of that name, if any.
+    let named = Rules::by_name(&h.meta.variant);
+    let rules_note = match named {
+        Some(r) if r.fingerprint() == h.meta.fingerprint => {
+            format!("matches this program's {} rules", r.name)
+        }
+        Some(r) => format!("NOT this program's {} rules", r.name),
+        None => "rules this program does not know".to_string(),
     };
+    let rules = named.unwrap_or(Rules::standard());
     let mut out = String::new();
     out.push_str(&format!("file           {}\n", a.file.display()));
     out.push_str(&format!("format         version {}\n", h.version));
     out.push_str(&format!(
         "rules          {} (fingerprint {:016x}, {rules_note})\n",
-        h.variant, h.fingerprint
+        h.meta.variant, h.meta.fingerprint
     ));
     let sector = millbase::sector::Sector {
-        k: h.k.min(255) as u8,
-        l: h.l.min(255) as u8,
-        hk: h.hands[0],
-        hl: h.hands[1],
+        k: h.meta.k.min(255) as u8,
+        l: h.meta.l.min(255) as u8,
+        hk: h.meta.hands[0],
+        hl: h.meta.hands[1],
     };
     out.push_str(&format!(
         "sector         {sector} (side to move {} stones on the board and {} in hand, opponent {} and {})\n",
-        h.k, h.hands[0], h.l, h.hands[1]
+        h.meta.k, h.meta.hands[0], h.meta.l, h.meta.hands[1]
     ));
     out.push_str(&format!("index slots    {}\n", h.size));
-    out.push_str(&format!("wins           {}\n", h.wins));
-    out.push_str(&format!("losses         {}\n", h.losses));
-    out.push_str(&format!("draws          {}\n", h.draws));
-    out.push_str(&format!("longest win    {} plies\n", h.longest_win));
-    out.push_str(&format!("longest loss   {} plies\n", h.longest_loss));
+    out.push_str(&format!("wins           {}\n", h.meta.counts.wins));
+    out.push_str(&format!("losses         {}\n", h.meta.counts.losses));
+    out.push_str(&format!("draws          {}\n", h.meta.counts.draws));
+    out.push_str(&format!(
+        "longest win    {} plies\n",
+        h.meta.counts.longest_win
+    ));
+    out.push_str(&format!(
+        "longest loss   {} plies\n",
+        h.meta.counts.longest_loss
+    ));
     out.push_str(&format!("max distance   {} plies\n", h.max_distance));
     out.push_str(&format!("header xxh64   {:016x}\n", h.checksum));
     out.push_str(&section_line("WDL", &h.wdl, h.size));
     out.push_str(&section_line("depth", &h.depth, h.size));
-    let total = h.depth.offset + h.depth.length;
+    let total = h.file_bytes();
     out.push_str(&format!("total          {total} bytes\n"));
     print!("{out}");
     if a.check {
         file.verify_checksums()?;
         println!("checksums      ok");
-        let rules = millbase::Rules::by_name(&h.variant).unwrap_or(rules);
         let idx = millbase::index::Index::for_rules(rules);
         let valid = |n: u32| (3..=rules.stones as u32).contains(&n);
         let exists = if sector.is_moving() {
-            valid(h.k) && valid(h.l)
+            valid(h.meta.k) && valid(h.meta.l)
         } else {
-            h.k <= rules.stones as u32 && h.l <= rules.stones as u32 && sector.is_valid(rules)
+            h.meta.k <= rules.stones as u32
+                && h.meta.l <= rules.stones as u32
+                && sector.is_valid(rules)
         };
         if !exists {
             anyhow::bail!(

@@ -1,10 +1,11 @@
 //! The heuristic engine: a game-tree search for positions no database covers, which
 //! takes exact values from an [`Endgame`] (the databases) where one is given.
 //!
-//! - [`search`]: negamax alpha-beta with principal-variation search (or MTD(f)),
-//!   iterative deepening, depth, node and time limits, a stop flag, repetition draws;
-//! - [`tt`]: the transposition table; [`zobrist`]: position keys;
-//! - [`ordering`]: move ordering; [`eval`]: static evaluation;
+//! Inside (private modules): `search`, negamax alpha-beta with principal-variation
+//! search (or MTD(f)), iterative deepening, depth, node and time limits, a stop
+//! flag, repetition draws; `tt`, the transposition table; `zobrist`, position keys;
+//! `ordering`, move ordering; `eval`, static evaluation. Public:
+//!
 //! - [`score`]: the score scale (centi-stones and mate distances);
 //! - [`endgame`]: the [`Endgame`] trait and play by exact values.
 //!
@@ -23,12 +24,12 @@
 
 pub mod endgame;
 pub mod eval;
-pub mod ordering;
+mod ordering;
 pub mod score;
-pub mod search;
-pub mod tt;
+mod search;
+mod tt;
 pub mod tuned;
-pub mod zobrist;
+mod zobrist;
 
 pub use endgame::Endgame;
 

@@ -9,8 +9,9 @@ use super::score::{
     DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
 };
 use super::tt::{Bound, Hit, Table};
-use super::zobrist::{SplitMix, Zobrist};
+use super::zobrist::Zobrist;
 use super::{Algorithm, Info, Limits, SearchResult};
+use crate::mix::SplitMix;
 use crate::position::{Phase, Ply, Position};
 use crate::rules::Rules;
 use std::sync::atomic::{AtomicBool, Ordering as MemOrder};

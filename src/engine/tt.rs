@@ -102,11 +102,6 @@ impl Table {
         })
     }
 
-    /// Size in bytes.
-    pub fn bytes(&self) -> usize {
-        self.buckets.len() * size_of::<[Entry; 2]>()
-    }
-
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.buckets.fill([Entry::default(); 2]);

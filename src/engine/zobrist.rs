@@ -76,8 +76,7 @@ impl Zobrist {
     }
 }
 
-/// SplitMix64, a small generator good enough for hash keys and shuffling.
-pub use crate::mix::SplitMix;
+use crate::mix::SplitMix;
 
 #[cfg(test)]
 mod tests {

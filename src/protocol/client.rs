@@ -71,7 +71,7 @@ impl GoLimits {
 }
 
 /// How to start and set up an external engine.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct ClientConfig {
     /// Program and arguments (no shell).
     pub command: Vec<String>,
@@ -84,6 +84,8 @@ pub struct ClientConfig {
     pub database: Option<PathBuf>,
     /// How long one search may take.
     pub timeout: Duration,
+    /// The rules of the games: how positions are sent and plies read.
+    pub rules: &'static Rules,
 }
 
 /// What the engine answered for one ply.
@@ -146,6 +148,7 @@ pub struct UciClient {
     timeout: Duration,
     standard: bool,
     name: String,
+    rules: &'static Rules,
 }
 
 /// Whether `line` is an engine's complaint: Sanmill's error and refused-option lines,
@@ -192,6 +195,7 @@ impl UciClient {
             timeout: config.timeout,
             standard: false,
             name: command.join(" "),
+            rules: config.rules,
         };
         client.send("uci")?;
         client.wait_for(|l| l == "uciok", Duration::from_secs(30))?;
@@ -321,7 +325,7 @@ impl UciClient {
     }
 
     fn play_inner(&mut self, game: &Game) -> Result<Outcome, Fail> {
-        let rules = Rules::standard();
+        let rules = self.rules;
         let pos = *game.position();
         let (token, complete) = match self.search(&position_command(rules, game, None))? {
             Answer::Error(line) => return Ok(Outcome::Error(line)),

@@ -1,0 +1,185 @@
+//! Why a database file could not be written, opened or read, and opening a path
+//! only if it is a regular file.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Why a database file could not be written, opened or read. Every message says what
+/// to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    /// The operating system refused a read or write.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file does not start with the magic bytes.
+    #[error(
+        "{}: not a millbase database file (wrong magic bytes); if it is in a database directory, move it away and run `millbase build`",
+        path.display()
+    )]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file was written in another format version.
+    #[error(
+        "{}: format version {found}, this program reads version {expected}; delete it and run `millbase build`, or use a millbase that reads version {found}",
+        path.display()
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The version this program reads.
+        expected: u32,
+    },
+    /// The file was built for another rule set.
+    #[error(
+        "{}: built for rules '{variant}' with fingerprint {found:016x}, expected {expected:016x}; it belongs to another rule set or program version: move it away and run `millbase build`",
+        path.display()
+    )]
+    RulesMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The variant name in the file.
+        variant: String,
+        /// The fingerprint in the file.
+        found: u64,
+        /// The fingerprint expected.
+        expected: u64,
+    },
+    /// The file is intact but is not the one expected (other subspace or index size).
+    #[error(
+        "{}: {what}; the file is misnamed or from another index version: delete it and run `millbase build`",
+        path.display()
+    )]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// What differs.
+        what: String,
+    },
+    /// The file is shorter than its header says.
+    #[error(
+        "{}: truncated ({found} bytes, {expected} expected); delete it and run `millbase build`",
+        path.display()
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Bytes the header promises (at least).
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// A checksum does not match: the bytes changed after writing.
+    #[error(
+        "{}: checksum mismatch in the {section}{}; the file is corrupt: delete it and run `millbase build`",
+        path.display(),
+        block.map(|b| format!(" block {b}")).unwrap_or_default()
+    )]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+        /// `header`, `WDL table`, `WDL data`, `depth table` or `depth data`.
+        section: &'static str,
+        /// The block, if the checksum is per block.
+        block: Option<u32>,
+    },
+    /// The bytes are inconsistent in a way no checksum caught.
+    #[error("{}: corrupt: {what}; delete it and run `millbase build`", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// The path names a directory, FIFO, device or socket, not a regular file.
+    #[error(
+        "{}: is a {kind}, not a regular file; a database file must be a regular file: move it away and run `millbase build`",
+        path.display()
+    )]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead (`directory`, `FIFO`, ...).
+        kind: &'static str,
+    },
+    /// A slot index beyond the subspace (a caller bug, not a file problem).
+    #[error("slot {idx} out of range: the subspace has {size} slots")]
+    OutOfRange {
+        /// The index asked for.
+        idx: u64,
+        /// Slots in the subspace.
+        size: u64,
+    },
+    /// The writer was given inconsistent data (a builder bug).
+    #[error("refusing to write {}: {what}", path.display())]
+    Input {
+        /// The file that was to be written.
+        path: PathBuf,
+        /// What is inconsistent.
+        what: String,
+    },
+}
+
+/// Opens `path` for reading, refusing anything that is not a regular file. A FIFO is
+/// opened without blocking (so a FIFO without a writer cannot hang the program) and
+/// then refused like a directory or a device.
+pub fn open_regular(path: &Path) -> Result<File, FormatError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| FormatError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| FormatError::io(path, e))?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let kind = if kind.is_dir() {
+        "directory"
+    } else {
+        file_kind(&kind)
+    };
+    Err(FormatError::NotAFile {
+        path: path.to_path_buf(),
+        kind,
+    })
+}
+
+fn file_kind(kind: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "device";
+        }
+    }
+    let _ = kind;
+    "special file"
+}
+
+impl FormatError {
+    pub(super) fn io(path: &Path, source: io::Error) -> FormatError {
+        FormatError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

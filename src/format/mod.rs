@@ -1,0 +1,230 @@
+//! The database file of one subspace `k-l`: an explicit little-endian byte layout
+//! (see `docs/FORMAT.md`), written atomically, read through a memory map.
+//!
+//! A file holds one *code* per index slot (see [`crate::value`]: 0 a draw, otherwise
+//! distance + 1). It is stored as two sections, each a sequence of independently
+//! zstd-compressed blocks behind an offset table:
+//!
+//! - the **WDL section**: win, draw or loss per slot, packed five slots per byte in
+//!   base 3 before compression. A WDL probe decompresses one WDL block and nothing
+//!   else.
+//! - the **depth section**: `distance / 2` per slot (0 for draws) as one byte, or two
+//!   when some distance exceeds 511. The parity of the distance follows from the WDL
+//!   value (wins are odd, losses even), so storing it again would waste up to a bit
+//!   per slot.
+//!
+//! Why base 3 and not two bits: five trits fill 243 of 256 byte values, so the raw WDL
+//! data is 1.6 bits per slot instead of 2, and zstd's entropy stage works on bytes
+//! that each carry five slots. On the real 3-3 and 3-4 tables it compresses to
+//! 0.31 bits per slot against 0.37 and 0.46 for two-bit packing
+//! (`examples/format_bench.rs recode`).
+//!
+//! Block sizes and levels ([`WriteOptions::default`]) trade size against write
+//! time, measured on the same tables: WDL blocks of 2^20 slots (210 KB raw) at zstd
+//! level 15 are within 2-3 % of level 19 at twice the speed, and 10-20 % smaller
+//! than 2^18 or 2^16 slots. Depth is the bulk of the bytes and of the compression
+//! time: blocks of 2^18 slots at level 9 are 20-30 % larger than level 15 but
+//! compress about five times faster, which keeps compression a small part of a
+//! full build; a builder that prefers smaller files sets `depth_level: 15`.
+//!
+//! Every block carries an XXH64 checksum of its compressed bytes, checked before the
+//! block is decompressed, so a flipped byte is an error, never a wrong value. The
+//! block tables and the header carry checksums too, checked when the file is opened.
+//!
+//! Reading: [`SubspaceFile`] maps the file and decompresses a block when it is read
+//! and not in the cache of decompressed blocks the file reads through (bounded in
+//! bytes, shared by all files of a [`crate::probe::Tablebase`]); a warm probe takes one uncontended
+//! lock and allocates nothing.
+
+mod checksum;
+mod error;
+mod pack;
+mod read;
+#[cfg(test)]
+mod tests;
+mod write;
+
+pub use checksum::xxh64;
+pub use error::{FormatError, open_regular};
+pub use read::SubspaceFile;
+pub use write::{
+    WriteOptions, depth_encoding_for, write_atomic, write_subspace, write_subspace_with,
+};
+
+use crate::value::Counts;
+
+/// The first eight bytes of every database file.
+pub const MAGIC: [u8; 8] = *b"MILLBASE";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes in the fixed header.
+pub const HEADER_LEN: usize = 256;
+/// Bytes in one section entry of the header.
+pub const SECTION_ENTRY_LEN: usize = 48;
+/// Bytes in one block-table entry.
+pub const BLOCK_ENTRY_LEN: usize = 24;
+/// Bytes of the header covered by the header checksum (all but the checksum).
+const HEADER_CHECKED: usize = HEADER_LEN - 8;
+/// The longest variant name the header holds.
+pub const VARIANT_LEN: usize = 32;
+/// Section kind of the WDL section.
+pub const KIND_WDL: u32 = 1;
+/// Section kind of the depth section.
+pub const KIND_DEPTH: u32 = 2;
+
+/// How the slots of a block are laid out before compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// WDL, five slots per byte: `t0 + 3 t1 + 9 t2 + 27 t3 + 81 t4` with trits
+    /// 0 = draw, 1 = win, 2 = loss.
+    Trits5 = 1,
+    /// WDL, four slots per byte, two bits each from the low bits up, same trits.
+    Bits2 = 2,
+    /// Depth, one byte per slot: `distance / 2`, 0 for a draw.
+    HalfU8 = 3,
+    /// Depth, two bytes (little-endian) per slot: `distance / 2`, 0 for a draw.
+    HalfU16 = 4,
+}
+
+impl Encoding {
+    fn from_u32(v: u32) -> Option<Encoding> {
+        Some(match v {
+            1 => Encoding::Trits5,
+            2 => Encoding::Bits2,
+            3 => Encoding::HalfU8,
+            4 => Encoding::HalfU16,
+            _ => return None,
+        })
+    }
+
+    /// Raw (decompressed) bytes of a block of `n` slots.
+    pub fn raw_len(self, n: u64) -> u64 {
+        match self {
+            Encoding::Trits5 => n.div_ceil(5),
+            Encoding::Bits2 => n.div_ceil(4),
+            Encoding::HalfU8 => n,
+            Encoding::HalfU16 => 2 * n,
+        }
+    }
+
+    /// Whether this encoding belongs in a WDL section (else a depth section).
+    pub fn is_wdl(self) -> bool {
+        matches!(self, Encoding::Trits5 | Encoding::Bits2)
+    }
+
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Trits5 => "trits5",
+            Encoding::Bits2 => "bits2",
+            Encoding::HalfU8 => "half-u8",
+            Encoding::HalfU16 => "half-u16",
+        }
+    }
+}
+
+/// What the builder knows about a subspace, written into the header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubspaceMeta {
+    /// Stones of the side to move.
+    pub k: u32,
+    /// Stones of the opponent.
+    pub l: u32,
+    /// Stones in hand of the side to move and of the opponent: `[0, 0]` for a
+    /// moving-phase subspace, otherwise a placement sector.
+    pub hands: [u8; 2],
+    /// [`crate::Rules::fingerprint`] of the rules.
+    pub fingerprint: u64,
+    /// The variant's name (at most 32 bytes of UTF-8).
+    pub variant: String,
+    /// Won, lost and drawn positions as the builder counts them (the standard
+    /// builder: per symmetry class), the longest win and loss. The longest win and
+    /// loss are checked against the codes.
+    pub counts: Counts,
+}
+
+/// One section of a file, as described by its header entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// [`KIND_WDL`] or [`KIND_DEPTH`].
+    pub kind: u32,
+    /// Layout of the slots in a decompressed block.
+    pub encoding: Encoding,
+    /// File offset of the section (its block table).
+    pub offset: u64,
+    /// Bytes of the section: block table and blocks.
+    pub length: u64,
+    /// Slots per block (the last block may hold fewer).
+    pub block_slots: u32,
+    /// Number of blocks.
+    pub blocks: u32,
+    /// XXH64 of the block table.
+    pub table_checksum: u64,
+    /// XXH64 of the block data (everything after the table).
+    pub data_checksum: u64,
+}
+
+/// The fixed header of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Format version.
+    pub version: u32,
+    /// The subspace, its rules and its counts, as the writer was given them.
+    pub meta: SubspaceMeta,
+    /// Index slots in the subspace.
+    pub size: u64,
+    /// The largest distance of any slot (the larger of the longest win and loss).
+    pub max_distance: u16,
+    /// The WDL section.
+    pub wdl: Section,
+    /// The depth section.
+    pub depth: Section,
+    /// XXH64 of the first 248 header bytes, which covers the whole file through the
+    /// section and block checksums: the file's identity in `manifest.json`.
+    pub checksum: u64,
+}
+
+impl Header {
+    /// Bytes of the whole file: the header and both sections.
+    pub fn file_bytes(&self) -> u64 {
+        self.depth.offset + self.depth.length
+    }
+}
+
+/// What [`SubspaceFile::open`] checks the header against; `None` accepts anything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// The rules fingerprint.
+    pub fingerprint: Option<u64>,
+    /// The subspace `(k, l)`.
+    pub subspace: Option<(u32, u32)>,
+    /// The hands `[side to move, opponent]`.
+    pub hands: Option<[u8; 2]>,
+    /// The number of index slots.
+    pub size: Option<u64>,
+}
+
+impl Expect {
+    /// Accept any intact file (for `millbase info`).
+    pub fn any() -> Expect {
+        Expect::default()
+    }
+
+    /// Expect exactly this rule set, moving-phase subspace and index size.
+    pub fn exact(fingerprint: u64, k: u32, l: u32, size: u64) -> Expect {
+        Expect {
+            fingerprint: Some(fingerprint),
+            subspace: Some((k, l)),
+            hands: Some([0, 0]),
+            size: Some(size),
+        }
+    }
+
+    /// Expect exactly this rule set, sector (either phase) and index size.
+    pub fn sector(fingerprint: u64, sector: crate::sector::Sector, size: u64) -> Expect {
+        Expect {
+            hands: Some([sector.hk, sector.hl]),
+            ..Expect::exact(fingerprint, sector.k as u32, sector.l as u32, size)
+        }
+    }
+}

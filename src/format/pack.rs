@@ -1,0 +1,106 @@
+//! The slot transforms: a code split into its WDL trit and its half distance, packed
+//! into the raw bytes of a block before compression and read back from them.
+
+use super::Encoding;
+use byteorder::{ByteOrder, LittleEndian as LE};
+
+/// The trit of a code: 0 draw, 1 win, 2 loss.
+#[inline]
+pub(super) fn trit(code: u16) -> u8 {
+    if code == 0 {
+        0
+    } else if code.is_multiple_of(2) {
+        1 // distance = code - 1 is odd: a win
+    } else {
+        2
+    }
+}
+
+/// `TRITS[b][i]`: the `i`-th trit of the byte `b` (`b < 243`).
+static TRITS: [[u8; 5]; 243] = {
+    let mut t = [[0u8; 5]; 243];
+    let mut b = 0;
+    while b < 243 {
+        let mut v = b;
+        let mut i = 0;
+        while i < 5 {
+            t[b][i] = (v % 3) as u8;
+            v /= 3;
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+pub(super) fn pack_wdl(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
+    out.clear();
+    match encoding {
+        Encoding::Trits5 => out.extend(
+            codes
+                .chunks(5)
+                .map(|c| c.iter().rev().fold(0u8, |acc, &code| acc * 3 + trit(code))),
+        ),
+        Encoding::Bits2 => out.extend(codes.chunks(4).map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &code)| acc | trit(code) << (2 * i))
+        })),
+        _ => unreachable!("not a WDL encoding"),
+    }
+}
+
+/// `distance / 2` of a code, 0 for a draw.
+#[inline]
+pub(super) fn half(code: u16) -> u16 {
+    if code == 0 { 0 } else { (code - 1) / 2 }
+}
+
+pub(super) fn pack_depth(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
+    out.clear();
+    match encoding {
+        Encoding::HalfU8 => out.extend(codes.iter().map(|&c| half(c) as u8)),
+        Encoding::HalfU16 => {
+            for &c in codes {
+                out.extend_from_slice(&half(c).to_le_bytes());
+            }
+        }
+        _ => unreachable!("not a depth encoding"),
+    }
+}
+
+/// The code of a slot from its trit and its stored half distance.
+#[inline]
+pub(super) fn combine(trit: u8, half: u16) -> Option<u16> {
+    match trit {
+        0 => (half == 0).then_some(0),
+        // A win in n = 2h + 1 plies has code n + 1; a loss in n = 2h, code n + 1.
+        1 => half.checked_mul(2)?.checked_add(2),
+        2 => half.checked_mul(2)?.checked_add(1),
+        _ => None,
+    }
+}
+
+/// The trit of slot `i` of a decompressed WDL block.
+#[inline]
+pub(super) fn trit_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u8> {
+    match encoding {
+        Encoding::Trits5 => {
+            let byte = *data.get(i / 5)?;
+            TRITS.get(byte as usize).map(|t| t[i % 5])
+        }
+        _ => {
+            let t = data.get(i / 4)? >> (2 * (i % 4)) & 3;
+            (t < 3).then_some(t)
+        }
+    }
+}
+
+/// The half distance of slot `i` of a decompressed depth block.
+#[inline]
+pub(super) fn half_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u16> {
+    match encoding {
+        Encoding::HalfU8 => data.get(i).map(|&b| b as u16),
+        _ => data.get(2 * i..2 * i + 2).map(LE::read_u16),
+    }
+}

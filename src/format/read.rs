@@ -1,0 +1,631 @@
+//! Reading a file: the header and block tables checked when it is opened, blocks
+//! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
+//! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
+
+use super::pack::{combine, half_at, trit_at};
+use super::{
+    BLOCK_ENTRY_LEN, Encoding, Expect, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
+    KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, open_regular, xxh64,
+};
+use crate::cache::{BlockCache, Key};
+use crate::value::{Counts, Value, Wdl};
+use byteorder::{ByteOrder, LittleEndian as LE};
+use memmap2::Mmap;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One entry of a block table.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    offset: u64,
+    len: u32,
+    checksum: u64,
+}
+
+/// A section as the reader uses it: entry and block table.
+struct SectionReader {
+    info: Section,
+    blocks: Vec<Block>,
+    name: &'static str,
+    /// The section's number in cache keys.
+    number: u8,
+}
+
+/// An open, memory-mapped database file of one subspace.
+///
+/// `Send + Sync`. Decompressed blocks are kept in a bounded cache (the file's own,
+/// or the one all files of a [`crate::probe::Tablebase`] share), within its limit;
+/// [`SubspaceFile::read_all`] does not fill the cache.
+pub struct SubspaceFile {
+    path: PathBuf,
+    map: Mmap,
+    header: Header,
+    wdl: SectionReader,
+    depth: SectionReader,
+    cache: Arc<BlockCache>,
+    /// The file's number in the cache.
+    id: u32,
+}
+
+impl Drop for SubspaceFile {
+    fn drop(&mut self) {
+        self.cache.forget(self.id);
+    }
+}
+
+impl std::fmt::Debug for SubspaceFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubspaceFile")
+            .field("path", &self.path)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// Decompresses `src` into exactly `raw_len` bytes, or fails.
+fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new()?);
+        }
+        let d = slot.as_mut().expect("just set");
+        let mut out = Vec::with_capacity(raw_len);
+        let n = d.decompress_to_buffer(src, &mut out)?;
+        if n != raw_len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("block holds {n} bytes, {raw_len} expected"),
+            ));
+        }
+        Ok(out)
+    })
+}
+
+fn parse_section(path: &Path, e: &[u8], kind: u32) -> Result<Section, FormatError> {
+    let corrupt = |what: String| FormatError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let found_kind = LE::read_u32(&e[0..]);
+    if found_kind != kind {
+        return Err(corrupt(format!(
+            "section kind {found_kind}, expected {kind}"
+        )));
+    }
+    let enc = LE::read_u32(&e[4..]);
+    let encoding = Encoding::from_u32(enc)
+        .filter(|e| e.is_wdl() == (kind == KIND_WDL))
+        .ok_or_else(|| corrupt(format!("unknown encoding {enc} in section kind {kind}")))?;
+    Ok(Section {
+        kind,
+        encoding,
+        offset: LE::read_u64(&e[8..]),
+        length: LE::read_u64(&e[16..]),
+        block_slots: LE::read_u32(&e[24..]),
+        blocks: LE::read_u32(&e[28..]),
+        table_checksum: LE::read_u64(&e[32..]),
+        data_checksum: LE::read_u64(&e[40..]),
+    })
+}
+
+/// Reads and checks the header in `bytes` (the start of a file of `file_len` bytes).
+pub(super) fn parse_header(
+    path: &Path,
+    bytes: &[u8],
+    file_len: u64,
+) -> Result<Header, FormatError> {
+    if !bytes.starts_with(&MAGIC) && !MAGIC.starts_with(bytes) {
+        return Err(FormatError::BadMagic {
+            path: path.to_path_buf(),
+        });
+    }
+    if bytes.len() < 12 {
+        return Err(FormatError::Truncated {
+            path: path.to_path_buf(),
+            expected: HEADER_LEN as u64,
+            found: file_len,
+        });
+    }
+    let version = LE::read_u32(&bytes[8..]);
+    if version != VERSION {
+        return Err(FormatError::Version {
+            path: path.to_path_buf(),
+            found: version,
+            expected: VERSION,
+        });
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(FormatError::Truncated {
+            path: path.to_path_buf(),
+            expected: HEADER_LEN as u64,
+            found: file_len,
+        });
+    }
+    let h = &bytes[..HEADER_LEN];
+    if xxh64(&h[..HEADER_CHECKED]) != LE::read_u64(&h[HEADER_CHECKED..]) {
+        return Err(FormatError::Checksum {
+            path: path.to_path_buf(),
+            section: "header",
+            block: None,
+        });
+    }
+    let corrupt = |what: String| FormatError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let header_len = LE::read_u32(&h[12..]);
+    if header_len as usize != HEADER_LEN {
+        return Err(corrupt(format!(
+            "header length {header_len}, expected {HEADER_LEN}"
+        )));
+    }
+    let name = &h[16..16 + VARIANT_LEN];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(VARIANT_LEN);
+    let variant = std::str::from_utf8(&name[..end])
+        .map_err(|_| corrupt("variant name is not UTF-8".into()))?
+        .to_string();
+    let sections = LE::read_u16(&h[102..]);
+    if sections != 2 {
+        return Err(corrupt(format!("{sections} sections, expected 2")));
+    }
+    Ok(Header {
+        version,
+        meta: SubspaceMeta {
+            k: LE::read_u32(&h[56..]),
+            l: LE::read_u32(&h[60..]),
+            hands: [h[200], h[201]],
+            fingerprint: LE::read_u64(&h[48..]),
+            variant,
+            counts: Counts {
+                wins: LE::read_u64(&h[72..]),
+                losses: LE::read_u64(&h[80..]),
+                draws: LE::read_u64(&h[88..]),
+                longest_win: LE::read_u16(&h[96..]),
+                longest_loss: LE::read_u16(&h[98..]),
+            },
+        },
+        size: LE::read_u64(&h[64..]),
+        max_distance: LE::read_u16(&h[100..]),
+        wdl: parse_section(path, &h[104..152], KIND_WDL)?,
+        depth: parse_section(path, &h[152..200], KIND_DEPTH)?,
+        checksum: LE::read_u64(&h[HEADER_CHECKED..]),
+    })
+}
+
+impl SectionReader {
+    /// Checks the section's geometry and table against the file and reads the table.
+    fn new(
+        path: &Path,
+        map: &[u8],
+        info: Section,
+        size: u64,
+        name: &'static str,
+        table_name: &'static str,
+    ) -> Result<SectionReader, FormatError> {
+        let corrupt = |what: String| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        if info.block_slots == 0 {
+            return Err(corrupt(format!("{name} section has blocks of 0 slots")));
+        }
+        let blocks = size.div_ceil(info.block_slots as u64);
+        if blocks != info.blocks as u64 {
+            return Err(corrupt(format!(
+                "{name} section has {} blocks, {blocks} expected",
+                info.blocks
+            )));
+        }
+        let table_len = blocks * BLOCK_ENTRY_LEN as u64;
+        let end = info.offset.checked_add(info.length);
+        let file_len = map.len() as u64;
+        match end {
+            None => return Err(corrupt(format!("{name} section length overflows"))),
+            Some(end) if end > file_len => {
+                return Err(FormatError::Truncated {
+                    path: path.to_path_buf(),
+                    expected: end,
+                    found: file_len,
+                });
+            }
+            Some(_) => {}
+        }
+        if table_len > info.length {
+            return Err(corrupt(format!(
+                "{name} section shorter than its block table"
+            )));
+        }
+        let table = &map[info.offset as usize..(info.offset + table_len) as usize];
+        if xxh64(table) != info.table_checksum {
+            return Err(FormatError::Checksum {
+                path: path.to_path_buf(),
+                section: table_name,
+                block: None,
+            });
+        }
+        let mut at = info.offset + table_len;
+        let mut out = Vec::with_capacity(blocks as usize);
+        for (i, e) in table.chunks_exact(BLOCK_ENTRY_LEN).enumerate() {
+            let b = Block {
+                offset: LE::read_u64(&e[0..]),
+                len: LE::read_u32(&e[8..]),
+                checksum: LE::read_u64(&e[16..]),
+            };
+            if b.offset != at {
+                return Err(corrupt(format!(
+                    "{name} block {i} is not where the table says"
+                )));
+            }
+            at += b.len as u64;
+            out.push(b);
+        }
+        if at != info.offset + info.length {
+            return Err(corrupt(format!("{name} blocks do not fill the section")));
+        }
+        Ok(SectionReader {
+            info,
+            blocks: out,
+            name,
+            number: (info.kind == KIND_DEPTH) as u8,
+        })
+    }
+
+    /// Slots in block `b`.
+    fn slots_in(&self, b: usize, size: u64) -> u64 {
+        let per = self.info.block_slots as u64;
+        (size - b as u64 * per).min(per)
+    }
+
+    /// The compressed bytes of block `b`, checksum checked.
+    fn compressed<'m>(
+        &self,
+        path: &Path,
+        map: &'m [u8],
+        b: usize,
+    ) -> Result<&'m [u8], FormatError> {
+        let blk = self.blocks[b];
+        // The table was checked against the section bounds at open.
+        let bytes = &map[blk.offset as usize..blk.offset as usize + blk.len as usize];
+        if xxh64(bytes) != blk.checksum {
+            return Err(FormatError::Checksum {
+                path: path.to_path_buf(),
+                section: self.name,
+                block: Some(b as u32),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Block `b` decompressed, checksum checked.
+    fn decode(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
+        let src = self.compressed(path, map, b)?;
+        let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
+        decompress(src, raw_len).map_err(|e| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{} block {b} does not decompress: {e}", self.name),
+        })
+    }
+
+    /// `read` applied to block `b`, from `cache` or decompressed into it.
+    #[inline]
+    fn with_block<R>(
+        &self,
+        file: &SubspaceFile,
+        b: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, FormatError> {
+        file.cache.with(
+            Key::new(file.id, self.number, b as u32),
+            || self.decode(&file.path, &file.map, b, file.header.size),
+            read,
+        )
+    }
+}
+
+impl SubspaceFile {
+    /// Opens and maps a file, checking magic, version, header checksum, the
+    /// expectations, section bounds and block tables. Blocks are checked when read.
+    /// The file reads through a cache of its own with the default limit
+    /// ([`crate::probe::DEFAULT_CACHE_LIMIT`]).
+    pub fn open(path: &Path, expect: &Expect) -> Result<SubspaceFile, FormatError> {
+        SubspaceFile::open_cached(path, expect, Arc::default())
+    }
+
+    /// As [`SubspaceFile::open`], reading through `cache` (shared with other files).
+    pub(crate) fn open_cached(
+        path: &Path,
+        expect: &Expect,
+        cache: Arc<BlockCache>,
+    ) -> Result<SubspaceFile, FormatError> {
+        let mut file = open_regular(path)?;
+        let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        if file_len < HEADER_LEN as u64 {
+            let mut bytes = Vec::new();
+            io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| FormatError::io(path, e))?;
+            parse_header(path, &bytes, file_len)?;
+            // The file grew since its length was read: it is being written.
+            return Err(FormatError::Truncated {
+                path: path.to_path_buf(),
+                expected: HEADER_LEN as u64,
+                found: file_len,
+            });
+        }
+        // SAFETY: the file is opened read-only and database files are never modified
+        // in place (writers create a new file and rename it). Truncating a mapped file
+        // behind the program's back is outside what any reader can defend against.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
+        let header = parse_header(path, &map, file_len)?;
+        if let Some(fp) = expect.fingerprint
+            && fp != header.meta.fingerprint
+        {
+            return Err(FormatError::RulesMismatch {
+                path: path.to_path_buf(),
+                variant: header.meta.variant.clone(),
+                found: header.meta.fingerprint,
+                expected: fp,
+            });
+        }
+        let mismatch = |what: String| FormatError::Mismatch {
+            path: path.to_path_buf(),
+            what,
+        };
+        if let Some((k, l)) = expect.subspace
+            && (k, l) != (header.meta.k, header.meta.l)
+        {
+            return Err(mismatch(format!(
+                "holds subspace {}-{}, expected {k}-{l}",
+                header.meta.k, header.meta.l
+            )));
+        }
+        if let Some(hands) = expect.hands
+            && hands != header.meta.hands
+        {
+            return Err(mismatch(format!(
+                "holds stones in hand {:?}, expected {hands:?}",
+                header.meta.hands
+            )));
+        }
+        if let Some(size) = expect.size
+            && size != header.size
+        {
+            return Err(mismatch(format!(
+                "has {} slots, the index has {size}",
+                header.size
+            )));
+        }
+        let corrupt = |what: &str| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: what.into(),
+        };
+        if header.wdl.offset != HEADER_LEN as u64
+            || Some(header.depth.offset) != header.wdl.offset.checked_add(header.wdl.length)
+        {
+            return Err(corrupt("sections are not where the header says"));
+        }
+        if header.max_distance
+            != header
+                .meta
+                .counts
+                .longest_win
+                .max(header.meta.counts.longest_loss)
+        {
+            return Err(corrupt(
+                "max distance disagrees with the longest win and loss",
+            ));
+        }
+        let wdl = SectionReader::new(path, &map, header.wdl, header.size, "WDL", "WDL table")?;
+        let depth = SectionReader::new(
+            path,
+            &map,
+            header.depth,
+            header.size,
+            "depth",
+            "depth table",
+        )?;
+        if header.depth.offset + header.depth.length != file_len {
+            return Err(corrupt("bytes after the last section"));
+        }
+        Ok(SubspaceFile {
+            path: path.to_path_buf(),
+            map,
+            header,
+            wdl,
+            depth,
+            id: cache.register(),
+            cache,
+        })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of index slots.
+    pub fn size(&self) -> u64 {
+        self.header.size
+    }
+
+    fn check_idx(&self, idx: u64) -> Result<(), FormatError> {
+        if idx < self.header.size {
+            Ok(())
+        } else {
+            Err(FormatError::OutOfRange {
+                idx,
+                size: self.header.size,
+            })
+        }
+    }
+
+    fn corrupt_slot(&self, section: &str, idx: u64) -> FormatError {
+        FormatError::Corrupt {
+            path: self.path.clone(),
+            what: format!("invalid {section} entry for slot {idx}"),
+        }
+    }
+
+    /// The trit (0 draw, 1 win, 2 loss) of slot `idx`.
+    #[inline]
+    fn trit(&self, idx: u64) -> Result<u8, FormatError> {
+        self.check_idx(idx)?;
+        let per = self.wdl.info.block_slots as u64;
+        let (b, i) = ((idx / per) as usize, (idx % per) as usize);
+        let encoding = self.wdl.info.encoding;
+        self.wdl
+            .with_block(self, b, |data| trit_at(encoding, data, i))?
+            .ok_or_else(|| self.corrupt_slot("WDL", idx))
+    }
+
+    /// Win, draw or loss of slot `idx`. Reads only the WDL section.
+    #[inline]
+    pub fn wdl(&self, idx: u64) -> Result<Wdl, FormatError> {
+        Ok(match self.trit(idx)? {
+            0 => Wdl::Draw,
+            1 => Wdl::Win,
+            _ => Wdl::Loss,
+        })
+    }
+
+    /// The code of slot `idx` (see [`crate::value`]). Reads a WDL and a depth block.
+    pub fn code(&self, idx: u64) -> Result<u16, FormatError> {
+        let t = self.trit(idx)?;
+        let per = self.depth.info.block_slots as u64;
+        let (b, i) = ((idx / per) as usize, (idx % per) as usize);
+        let encoding = self.depth.info.encoding;
+        self.depth
+            .with_block(self, b, |data| half_at(encoding, data, i))?
+            .and_then(|h| combine(t, h))
+            .ok_or_else(|| self.corrupt_slot("depth", idx))
+    }
+
+    /// The value of slot `idx`.
+    pub fn value(&self, idx: u64) -> Result<Value, FormatError> {
+        self.code(idx).map(Value::from_code)
+    }
+
+    /// Every code of the file, decompressed in parallel on the current rayon pool,
+    /// without filling the probe cache. Checks every block checksum on the way.
+    pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
+        let size = self.header.size;
+        let mut codes = crate::memory::zeroed_huge::<u16>(size as usize);
+        // Pass 1: trits into the codes.
+        let wdl = &self.wdl;
+        codes
+            .par_chunks_mut(wdl.info.block_slots as usize)
+            .enumerate()
+            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
+                let data = wdl.decode(&self.path, &self.map, b, size)?;
+                for (i, c) in chunk.iter_mut().enumerate() {
+                    *c = trit_at(wdl.info.encoding, &data, i).ok_or_else(|| {
+                        self.corrupt_slot("WDL", b as u64 * wdl.info.block_slots as u64 + i as u64)
+                    })? as u16;
+                }
+                Ok(())
+            })?;
+        // Pass 2: combine with the half distances.
+        let depth = &self.depth;
+        codes
+            .par_chunks_mut(depth.info.block_slots as usize)
+            .enumerate()
+            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
+                let data = depth.decode(&self.path, &self.map, b, size)?;
+                for (i, c) in chunk.iter_mut().enumerate() {
+                    *c = half_at(depth.info.encoding, &data, i)
+                        .and_then(|h| combine(*c as u8, h))
+                        .ok_or_else(|| {
+                            let idx = b as u64 * depth.info.block_slots as u64 + i as u64;
+                            self.corrupt_slot("depth", idx)
+                        })?;
+                }
+                Ok(())
+            })?;
+        Ok(codes)
+    }
+
+    /// Checks every checksum of the file: header (again), both block tables, both
+    /// data areas and every block. Does not decompress.
+    pub fn verify_checksums(&self) -> Result<(), FormatError> {
+        let reparsed = parse_header(&self.path, &self.map, self.map.len() as u64)?;
+        if reparsed != self.header {
+            return Err(FormatError::Checksum {
+                path: self.path.clone(),
+                section: "header",
+                block: None,
+            });
+        }
+        for (s, table, data) in [
+            (&self.wdl, "WDL table", "WDL data"),
+            (&self.depth, "depth table", "depth data"),
+        ] {
+            let table_len = s.info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
+            let start = s.info.offset as usize;
+            let mid = start + table_len as usize;
+            let end = (s.info.offset + s.info.length) as usize;
+            if xxh64(&self.map[start..mid]) != s.info.table_checksum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section: table,
+                    block: None,
+                });
+            }
+            (0..s.blocks.len())
+                .into_par_iter()
+                .try_for_each(|b| s.compressed(&self.path, &self.map, b).map(|_| ()))?;
+            if xxh64(&self.map[mid..end]) != s.info.data_checksum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section: data,
+                    block: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of the WDL and the depth section, for size reports.
+    pub fn section_bytes(&self) -> (u64, u64) {
+        (self.header.wdl.length, self.header.depth.length)
+    }
+
+    /// Decompressed blocks of this file held in its cache, and their bytes.
+    pub fn cached(&self) -> (usize, usize) {
+        self.cache.held_by(self.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::tests::{meta_for, realistic_codes, small_opts, tmpdir};
+    use crate::format::write_subspace_with;
+    use std::fs;
+
+    #[test]
+    fn wdl_probes_never_touch_depth() {
+        let dir = tmpdir("wdlonly");
+        let codes = realistic_codes(10_000, 3);
+        let path = dir.join("a.mdb");
+        write_subspace_with(&path, &meta_for(&codes), &codes, &small_opts()).unwrap();
+        let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+        for i in 0..codes.len() as u64 {
+            f.wdl(i).unwrap();
+        }
+        assert_eq!(f.cache.blocks_of(f.id, f.depth.number), 0);
+        assert_eq!(f.cache.blocks_of(f.id, f.wdl.number), f.wdl.blocks.len());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

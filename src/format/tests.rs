@@ -1,0 +1,293 @@
+//! Tests of the format: round trips, damage found, refusals.
+
+use super::pack::*;
+use super::read::*;
+use super::write::*;
+use super::*;
+use crate::value::{Counts, Value};
+use byteorder::{ByteOrder, LittleEndian as LE};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::mix::SplitMix as Mix;
+
+pub(super) fn meta_for(codes: &[u16]) -> SubspaceMeta {
+    SubspaceMeta {
+        k: 3,
+        l: 4,
+        hands: [0, 0],
+        fingerprint: 0x1234_5678_9abc_def0,
+        variant: "standard".into(),
+        counts: Counts::of_codes(codes),
+    }
+}
+
+fn random_codes(n: usize, max_code: u16, seed: u64) -> Vec<u16> {
+    let mut r = Mix(seed);
+    (0..n)
+        .map(|_| r.below(max_code as u64 + 1) as u16)
+        .collect()
+}
+
+/// Skewed, locally correlated codes, shaped like real tables: long runs of wins
+/// with short distances, some losses, draws in patches.
+pub(super) fn realistic_codes(n: usize, seed: u64) -> Vec<u16> {
+    let mut r = Mix(seed);
+    let mut out = Vec::with_capacity(n);
+    let mut draw_patch = 0;
+    while out.len() < n {
+        if draw_patch > 0 {
+            draw_patch -= 1;
+            out.push(0);
+            continue;
+        }
+        let x = r.below(1000);
+        let code = if x < 5 {
+            draw_patch = r.below(40);
+            0
+        } else if x < 830 {
+            2 * (r.below(4) as u16 + r.below(3) as u16) + 2 // wins 1..11
+        } else {
+            2 * (r.below(13) as u16) + 1 // losses 0..24
+        };
+        out.push(code);
+    }
+    out
+}
+
+pub(super) fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("millbase-format-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub(super) fn small_opts() -> WriteOptions {
+    WriteOptions {
+        wdl_block: 1000,
+        depth_block: 777,
+        wdl_level: 3,
+        depth_level: 3,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn xxh64_matches_reference() {
+    assert_eq!(xxh64(b""), 0xEF46_DB37_51D8_E999);
+    assert_eq!(xxh64(b"abc"), 0x44BC_2CF5_AD77_0999);
+    // zstd's frame checksum is the low 32 bits of XXH64 of the content, seed 0:
+    // an independent implementation to check the long-input paths against.
+    for len in [0usize, 1, 3, 4, 7, 8, 31, 32, 33, 63, 64, 100, 1000, 4099] {
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+        let mut enc = zstd::stream::Encoder::new(Vec::new(), 1).unwrap();
+        enc.include_checksum(true).unwrap();
+        enc.write_all(&data).unwrap();
+        let frame = enc.finish().unwrap();
+        let zstd_sum = LE::read_u32(&frame[frame.len() - 4..]);
+        assert_eq!(zstd_sum, xxh64(&data) as u32, "length {len}");
+    }
+}
+
+#[test]
+fn trit_packing_round_trips() {
+    let codes = random_codes(1003, 40, 1);
+    for enc in [Encoding::Trits5, Encoding::Bits2] {
+        let mut raw = Vec::new();
+        pack_wdl(&codes, enc, &mut raw);
+        assert_eq!(raw.len() as u64, enc.raw_len(codes.len() as u64));
+        for (i, &c) in codes.iter().enumerate() {
+            assert_eq!(trit_at(enc, &raw, i), Some(trit(c)));
+        }
+    }
+    for c in 0..600u16 {
+        assert_eq!(combine(trit(c), half(c)), Some(c));
+    }
+}
+
+#[test]
+fn round_trip_random_and_realistic() {
+    let dir = tmpdir("rt");
+    for (name, codes) in [
+        ("random", random_codes(12_345, 60, 7)),
+        ("realistic", realistic_codes(20_000, 8)),
+        ("long", random_codes(5_000, 1200, 9)), // distances > 511: u16 depth
+        ("one", vec![5u16]),
+        ("empty", vec![]),
+    ] {
+        let path = dir.join(format!("{name}.mdb"));
+        let meta = meta_for(&codes);
+        let rep = write_subspace_with(&path, &meta, &codes, &small_opts()).unwrap();
+        assert_eq!(rep.file_bytes(), fs::metadata(&path).unwrap().len());
+        assert!(!dir.join(format!("{name}.mdb.tmp")).exists());
+        let f = SubspaceFile::open(
+            &path,
+            &Expect::exact(meta.fingerprint, 3, 4, codes.len() as u64),
+        )
+        .unwrap();
+        assert_eq!(f.header().meta.counts.wins, meta.counts.wins);
+        assert_eq!(f.header().checksum, rep.checksum);
+        let expect_enc = if meta.counts.longest_win.max(meta.counts.longest_loss) > 511 {
+            Encoding::HalfU16
+        } else {
+            Encoding::HalfU8
+        };
+        assert_eq!(f.header().depth.encoding, expect_enc);
+        f.verify_checksums().unwrap();
+        assert_eq!(f.read_all().unwrap(), codes, "{name}");
+        for (i, &c) in codes.iter().enumerate() {
+            assert_eq!(f.code(i as u64).unwrap(), c);
+            assert_eq!(f.wdl(i as u64).unwrap(), Value::from_code(c).wdl());
+        }
+        assert!(matches!(
+            f.code(codes.len() as u64),
+            Err(FormatError::OutOfRange { .. })
+        ));
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn output_is_deterministic() {
+    let dir = tmpdir("det");
+    let codes = realistic_codes(50_000, 5);
+    let meta = meta_for(&codes);
+    let a = dir.join("a.mdb");
+    let b = dir.join("b.mdb");
+    write_subspace_with(&a, &meta, &codes, &small_opts()).unwrap();
+    // A different thread count must not change the bytes.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| write_subspace_with(&b, &meta, &codes, &small_opts()).unwrap());
+    assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn inconsistent_metadata_is_refused() {
+    let dir = tmpdir("meta");
+    let codes = realistic_codes(1000, 5);
+    let mut meta = meta_for(&codes);
+    meta.counts.longest_loss += 2;
+    let err = write_subspace(&dir.join("x.mdb"), &meta, &codes).unwrap_err();
+    assert!(matches!(err, FormatError::Input { .. }), "{err}");
+    assert!(!dir.join("x.mdb").exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every probe of a damaged file either fails or returns the true code.
+fn never_wrong(path: &Path, codes: &[u16]) -> Result<(), FormatError> {
+    let f = SubspaceFile::open(path, &Expect::any())?;
+    let mut first_err = None;
+    for (i, &c) in codes.iter().enumerate() {
+        match f.code(i as u64) {
+            Ok(v) => assert_eq!(v, c, "wrong value from a damaged file at slot {i}"),
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    if let Ok(all) = f.read_all() {
+        assert_eq!(all, codes);
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => f.verify_checksums(),
+    }
+}
+
+#[test]
+fn corrupt_files_give_errors_not_values() {
+    let dir = tmpdir("corrupt");
+    let codes = realistic_codes(6_000, 11);
+    let meta = meta_for(&codes);
+    let good = dir.join("good.mdb");
+    write_subspace_with(&good, &meta, &codes, &small_opts()).unwrap();
+    let bytes = fs::read(&good).unwrap();
+    let bad = dir.join("bad.mdb");
+    // Flip one bit at many places, header included: always an error.
+    let mut r = Mix(99);
+    let mut places: Vec<usize> = (0..HEADER_LEN).step_by(3).collect();
+    places.extend((0..300).map(|_| r.below(bytes.len() as u64) as usize));
+    for at in places {
+        let mut b = bytes.clone();
+        b[at] ^= 1 << (at % 8);
+        fs::write(&bad, &b).unwrap();
+        let res = never_wrong(&bad, &codes);
+        // Reserved header bytes are covered by the header checksum too.
+        assert!(res.is_err(), "flip at {at} went unnoticed");
+    }
+    // Truncation anywhere.
+    for len in [
+        0,
+        5,
+        8,
+        100,
+        HEADER_LEN - 1,
+        HEADER_LEN,
+        HEADER_LEN + 10,
+        bytes.len() - 1,
+    ] {
+        fs::write(&bad, &bytes[..len]).unwrap();
+        let err = never_wrong(&bad, &codes).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                FormatError::Truncated { .. } | FormatError::Corrupt { .. }
+            ),
+            "len {len}: {err}"
+        );
+    }
+    // Trailing garbage.
+    let mut b = bytes.clone();
+    b.push(0);
+    fs::write(&bad, &b).unwrap();
+    assert!(matches!(
+        never_wrong(&bad, &codes),
+        Err(FormatError::Corrupt { .. })
+    ));
+    // Not a database at all.
+    fs::write(&bad, b"{\"hello\": 1}\n").unwrap();
+    assert!(matches!(
+        never_wrong(&bad, &codes),
+        Err(FormatError::BadMagic { .. })
+    ));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn wrong_rules_version_subspace_size() {
+    let dir = tmpdir("wrong");
+    let codes = realistic_codes(3_000, 12);
+    let meta = meta_for(&codes);
+    let path = dir.join("f.mdb");
+    write_subspace_with(&path, &meta, &codes, &small_opts()).unwrap();
+    let n = codes.len() as u64;
+    let err = SubspaceFile::open(&path, &Expect::exact(meta.fingerprint ^ 1, 3, 4, n)).unwrap_err();
+    assert!(matches!(err, FormatError::RulesMismatch { .. }), "{err}");
+    let err = SubspaceFile::open(&path, &Expect::exact(meta.fingerprint, 4, 3, n)).unwrap_err();
+    assert!(matches!(err, FormatError::Mismatch { .. }), "{err}");
+    let err = SubspaceFile::open(&path, &Expect::exact(meta.fingerprint, 3, 4, n + 1)).unwrap_err();
+    assert!(matches!(err, FormatError::Mismatch { .. }), "{err}");
+    // Another version, header checksum fixed up as a writer of that version would.
+    let mut b = fs::read(&path).unwrap();
+    LE::write_u32(&mut b[8..], VERSION + 1);
+    let sum = xxh64(&b[..HEADER_CHECKED]);
+    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+    fs::write(&path, &b).unwrap();
+    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    assert!(
+        matches!(err, FormatError::Version { found, expected, .. } if found == VERSION + 1 && expected == VERSION),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("millbase build"), "{msg}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn missing_file_is_io_error() {
+    let err = SubspaceFile::open(Path::new("/nonexistent/3-3.mdb"), &Expect::any()).unwrap_err();
+    assert!(matches!(err, FormatError::Io { .. }));
+}

@@ -1,0 +1,282 @@
+//! Writing the file of a subspace: the codes packed and compressed block by block,
+//! the header, and an atomic replacement of the file.
+
+use super::pack::{pack_depth, pack_wdl, trit};
+use super::read::parse_header;
+use super::{
+    BLOCK_ENTRY_LEN, Encoding, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
+    KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, xxh64,
+};
+use byteorder::{ByteOrder, LittleEndian as LE};
+use rayon::prelude::*;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Tuning of the writer. The defaults are what `millbase build` uses.
+#[derive(Clone, Debug)]
+pub struct WriteOptions {
+    /// Slots per WDL block. Larger blocks compress better; a cold probe
+    /// decompresses one whole block.
+    pub wdl_block: u32,
+    /// Slots per depth block.
+    pub depth_block: u32,
+    /// zstd level of the WDL section.
+    pub wdl_level: i32,
+    /// zstd level of the depth section.
+    pub depth_level: i32,
+    /// Packing of the WDL section ([`Encoding::Trits5`] or [`Encoding::Bits2`]).
+    pub wdl_encoding: Encoding,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            wdl_block: 1 << 20,
+            depth_block: 1 << 18,
+            wdl_level: 15,
+            depth_level: 9,
+            wdl_encoding: Encoding::Trits5,
+        }
+    }
+}
+
+/// The depth section's encoding the writer chooses for a largest distance.
+pub fn depth_encoding_for(max_distance: u16) -> Encoding {
+    if max_distance / 2 <= u8::MAX as u16 {
+        Encoding::HalfU8
+    } else {
+        Encoding::HalfU16
+    }
+}
+
+/// Writes the file of one subspace with the default options. See [`write_subspace_with`].
+pub fn write_subspace(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+) -> Result<Header, FormatError> {
+    write_subspace_with(path, meta, codes, &WriteOptions::default())
+}
+
+/// Writes the file of one subspace: `codes[i]` is the code of index slot `i`.
+///
+/// The file is written to `<path>.tmp`, synced, renamed to `path`, and the directory
+/// synced, so a crash leaves either no file or a complete one. The output depends only
+/// on the arguments: the same input gives a byte-identical file. Compression runs in
+/// parallel on the current rayon pool.
+pub fn write_subspace_with(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    opts: &WriteOptions,
+) -> Result<Header, FormatError> {
+    let file = encode_subspace(path, meta, codes, opts)?;
+    // The header as a reader sees it: what the file holds, and the sizes of its
+    // sections for the manifest.
+    let header = parse_header(path, &file, file.len() as u64)?;
+    write_atomic(path, &file)?;
+    Ok(header)
+}
+
+fn input_error(path: &Path, what: String) -> FormatError {
+    FormatError::Input {
+        path: path.to_path_buf(),
+        what,
+    }
+}
+
+/// The complete file contents.
+fn encode_subspace(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    opts: &WriteOptions,
+) -> Result<Vec<u8>, FormatError> {
+    if meta.variant.len() > VARIANT_LEN {
+        return Err(input_error(
+            path,
+            format!("variant name longer than {VARIANT_LEN} bytes"),
+        ));
+    }
+    if !opts.wdl_encoding.is_wdl() || opts.wdl_block == 0 || opts.depth_block == 0 {
+        return Err(input_error(path, "bad write options".into()));
+    }
+    let blocks_of = |per: u32| (codes.len() as u64).div_ceil(per as u64);
+    if blocks_of(opts.wdl_block) > u32::MAX as u64 || blocks_of(opts.depth_block) > u32::MAX as u64
+    {
+        return Err(input_error(path, "too many blocks".into()));
+    }
+    // The longest win and loss, from the codes themselves.
+    let (win, loss) = codes
+        .par_chunks(1 << 16)
+        .map(|c| {
+            c.iter()
+                .fold((0u16, 0u16), |(w, l), &code| match trit(code) {
+                    1 => (w.max(code - 1), l),
+                    2 => (w, l.max(code - 1)),
+                    _ => (w, l),
+                })
+        })
+        .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+    if (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
+        return Err(input_error(
+            path,
+            format!(
+                "the codes have longest win {win} and longest loss {loss}, the metadata says {} and {}",
+                meta.counts.longest_win, meta.counts.longest_loss
+            ),
+        ));
+    }
+    let max_distance = win.max(loss);
+    let depth_encoding = depth_encoding_for(max_distance);
+
+    let wdl_blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
+        pack_wdl(c, opts.wdl_encoding, out)
+    })
+    .map_err(|e| FormatError::io(path, e))?;
+    let depth_blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
+        pack_depth(c, depth_encoding, out)
+    })
+    .map_err(|e| FormatError::io(path, e))?;
+
+    let mut file = vec![0u8; HEADER_LEN];
+    let wdl = append_section(
+        &mut file,
+        KIND_WDL,
+        opts.wdl_encoding,
+        opts.wdl_block,
+        &wdl_blocks,
+    );
+    let depth = append_section(
+        &mut file,
+        KIND_DEPTH,
+        depth_encoding,
+        opts.depth_block,
+        &depth_blocks,
+    );
+
+    let h = &mut file[..HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    LE::write_u32(&mut h[8..], VERSION);
+    LE::write_u32(&mut h[12..], HEADER_LEN as u32);
+    h[16..16 + meta.variant.len()].copy_from_slice(meta.variant.as_bytes());
+    LE::write_u64(&mut h[48..], meta.fingerprint);
+    LE::write_u32(&mut h[56..], meta.k);
+    LE::write_u32(&mut h[60..], meta.l);
+    LE::write_u64(&mut h[64..], codes.len() as u64);
+    LE::write_u64(&mut h[72..], meta.counts.wins);
+    LE::write_u64(&mut h[80..], meta.counts.losses);
+    LE::write_u64(&mut h[88..], meta.counts.draws);
+    LE::write_u16(&mut h[96..], meta.counts.longest_win);
+    LE::write_u16(&mut h[98..], meta.counts.longest_loss);
+    LE::write_u16(&mut h[100..], max_distance);
+    LE::write_u16(&mut h[102..], 2);
+    write_section_entry(&mut h[104..152], &wdl);
+    write_section_entry(&mut h[152..200], &depth);
+    h[200] = meta.hands[0];
+    h[201] = meta.hands[1];
+    let checksum = xxh64(&h[..HEADER_CHECKED]);
+    LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
+    Ok(file)
+}
+
+/// Packs and compresses the blocks of `codes` in parallel, in order.
+fn compress_blocks(
+    codes: &[u16],
+    per_block: u32,
+    level: i32,
+    pack: impl Fn(&[u16], &mut Vec<u8>) + Sync,
+) -> io::Result<Vec<Vec<u8>>> {
+    codes
+        .par_chunks(per_block as usize)
+        .map_init(
+            || (zstd::bulk::Compressor::new(level), Vec::new()),
+            |(compressor, raw), chunk| {
+                pack(chunk, raw);
+                match compressor {
+                    Ok(c) => c.compress(raw),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                }
+            },
+        )
+        .collect()
+}
+
+/// Appends a section (block table, then blocks) to `file` and returns its entry.
+fn append_section(
+    file: &mut Vec<u8>,
+    kind: u32,
+    encoding: Encoding,
+    block_slots: u32,
+    blocks: &[Vec<u8>],
+) -> Section {
+    let offset = file.len() as u64;
+    let table_len = blocks.len() * BLOCK_ENTRY_LEN;
+    let data_start = offset + table_len as u64;
+    let mut table = vec![0u8; table_len];
+    let mut at = data_start;
+    for (i, block) in blocks.iter().enumerate() {
+        let e = &mut table[i * BLOCK_ENTRY_LEN..(i + 1) * BLOCK_ENTRY_LEN];
+        LE::write_u64(&mut e[0..], at);
+        LE::write_u32(&mut e[8..], block.len() as u32);
+        LE::write_u32(&mut e[12..], 0); // reserved
+        LE::write_u64(&mut e[16..], xxh64(block));
+        at += block.len() as u64;
+    }
+    file.extend_from_slice(&table);
+    let data_from = file.len();
+    for block in blocks {
+        file.extend_from_slice(block);
+    }
+    Section {
+        kind,
+        encoding,
+        offset,
+        length: file.len() as u64 - offset,
+        block_slots,
+        blocks: blocks.len() as u32,
+        table_checksum: xxh64(&table),
+        data_checksum: xxh64(&file[data_from..]),
+    }
+}
+
+fn write_section_entry(e: &mut [u8], s: &Section) {
+    LE::write_u32(&mut e[0..], s.kind);
+    LE::write_u32(&mut e[4..], s.encoding as u32);
+    LE::write_u64(&mut e[8..], s.offset);
+    LE::write_u64(&mut e[16..], s.length);
+    LE::write_u32(&mut e[24..], s.block_slots);
+    LE::write_u32(&mut e[28..], s.blocks);
+    LE::write_u64(&mut e[32..], s.table_checksum);
+    LE::write_u64(&mut e[40..], s.data_checksum);
+}
+
+/// Writes `bytes` to `path` through `<path>.tmp`: write, fsync, rename, fsync the
+/// directory. Used for database files and the manifest.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FormatError> {
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = PathBuf::from(tmp_name);
+    let result = (|| {
+        let mut f = File::create(&tmp).map_err(|e| FormatError::io(&tmp, e))?;
+        f.write_all(bytes).map_err(|e| FormatError::io(&tmp, e))?;
+        f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        // Make the rename durable. Directories cannot be opened everywhere (Windows);
+        // there the rename is as durable as the platform makes it.
+        if let Ok(d) = File::open(dir) {
+            d.sync_all().map_err(|e| FormatError::io(dir, e))?;
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
