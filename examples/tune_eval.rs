@@ -82,7 +82,7 @@ fn sample_sector(tb: &Tablebase, s: Sector, per_sector: u64) -> Vec<Sample> {
             terms: t.map(|v| v.clamp(i8::MIN as i32, i8::MAX as i32) as i8),
             wdl,
             phase: side_phase(rules, &pos, pos.to_move),
-            held_out: splitmix64(slot ^ (size << 20) ^ (s.hk as u64) << 60) % 10 == 0,
+            held_out: splitmix64(slot ^ (size << 20) ^ (s.hk as u64) << 60).is_multiple_of(10),
         });
     }
     out
