@@ -155,6 +155,9 @@ typedef struct mb_value {
 
 /**
  * A legal ply with its value for the side that plays it.
+ *
+ * The struct has padding bytes before `value` that nothing initialises: compare two
+ * moves field by field, never with `memcmp`.
  */
 typedef struct mb_move {
   /**

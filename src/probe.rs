@@ -525,8 +525,41 @@ impl Tablebase {
 
     /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the
     /// side to move has no legal ply (it has lost).
+    ///
+    /// Reads the win/draw/loss of every ply first and depth data only for the plies
+    /// of the best result (none when it is a draw): in a large sector most children
+    /// lie in different blocks, and a depth block is the larger read.
     pub fn best_ply(&self, pos: &Position) -> Result<Option<(Ply, Value)>, ProbeError> {
-        Ok(self.moves(pos)?.into_iter().next())
+        if let Kind::Lost = self.classify(pos)? {
+            return Ok(None);
+        }
+        let rules = self.rules;
+        let mut plies = Vec::new();
+        for ply in pos.legal_plies(rules) {
+            let child = pos.after(rules, ply);
+            let ended = child.material(child.to_move) < 3;
+            let wdl = Wdl::of_ply(if ended {
+                None
+            } else {
+                Some(self.stored_wdl(&child)?)
+            });
+            plies.push((ply, child, wdl));
+        }
+        let Some(top) = plies.iter().map(|p| p.2).max() else {
+            return Ok(None);
+        };
+        let mut best: Option<(Ply, Value)> = None;
+        for (ply, child, _) in plies.iter().filter(|p| p.2 == top) {
+            if top == Wdl::Draw {
+                return Ok(Some((*ply, Value::Draw)));
+            }
+            let v = self.ply_value(child)?;
+            // Strictly better only: the first of equal values, as in `moves`.
+            if best.is_none_or(|(_, b)| v.cmp_goodness(b).is_gt()) {
+                best = Some((*ply, v));
+            }
+        }
+        Ok(best)
     }
 
     /// A best ply chosen uniformly at random among all plies of the best value,

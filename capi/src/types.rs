@@ -124,6 +124,9 @@ impl mb_position {
 }
 
 /// A legal ply with its value for the side that plays it.
+///
+/// The struct has padding bytes before `value` that nothing initialises: compare two
+/// moves field by field, never with `memcmp`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct mb_move {
