@@ -523,6 +523,46 @@ impl Tablebase {
         ranked_plies(self.rules, pos, |c| self.stored(c))
     }
 
+    /// Every legal ply of a position of either phase with its win, draw or loss for
+    /// the side that plays it, best first (wins, draws, losses; equals in the order
+    /// of [`Position::legal_plies`]). Reads no depth data, so it works on a WDL-only
+    /// directory (`millbase pack --wdl-only`), where [`Tablebase::moves`] fails.
+    pub fn moves_wdl(&self, pos: &Position) -> Result<Vec<(Ply, Wdl)>, ProbeError> {
+        if let Kind::Lost = self.classify(pos)? {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for ply in pos.legal_plies(self.rules) {
+            let child = pos.after(self.rules, ply);
+            let ended = child.material(child.to_move) < 3;
+            let child_wdl = if ended {
+                None
+            } else {
+                Some(self.stored_wdl(&child)?)
+            };
+            out.push((ply, Wdl::of_ply(child_wdl)));
+        }
+        // A stable sort keeps equal results in generation order.
+        out.sort_by(|a, b| b.1.cmp(&a.1));
+        Ok(out)
+    }
+
+    /// Whether the manifest says the directory holds win/draw/loss only (written by
+    /// `millbase pack --wdl-only`). The files decide: a distance asked of a WDL-only
+    /// file is [`FormatError::WdlOnly`] whatever the manifest says.
+    pub fn wdl_only(&self) -> bool {
+        self.manifest.as_ref().is_some_and(|m| m.wdl_only)
+    }
+
+    /// Whether the file that values `pos` (its sector's, with no removal pending) is
+    /// present and holds win/draw/loss only.
+    pub fn wdl_only_at(&self, pos: &Position) -> bool {
+        !pos.pending_removal
+            && self
+                .sector_file(Sector::of(pos))
+                .is_ok_and(SubspaceFile::wdl_only)
+    }
+
     /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the
     /// side to move has no legal ply (it has lost).
     pub fn best_ply(&self, pos: &Position) -> Result<Option<(Ply, Value)>, ProbeError> {
