@@ -87,7 +87,7 @@ fn trial(label: &str, k: u32, l: u32, codes: &[u16], opts: &WriteOptions) {
     println!(
         "{label:<34} wdl {:>7.4} bits/slot  depth {:>7.4} bits/slot  total {:>12} bytes  write {:>6.2} s ({:.1} M slots/s)",
         rep.wdl.length as f64 * 8.0 / n,
-        rep.depth.length as f64 * 8.0 / n,
+        rep.depth_bytes() as f64 * 8.0 / n,
         rep.file_bytes(),
         secs,
         n / secs / 1e6
