@@ -396,7 +396,15 @@ impl Tablebase {
     pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Wdl::Loss),
-            Some((k, l)) => Ok(self.file(k, l)?.wdl(self.index.index(own, opp))?),
+            Some((k, l)) => {
+                let file = self.file(k, l)?;
+                let stored = file.wdl(self.index.index(own, opp))?;
+                if stored == Wdl::Win || !file.wdl_dont_cares() {
+                    return Ok(stored);
+                }
+                let pos = Position::moving(crate::Color::White, own, opp);
+                self.best_capture_wdl(&pos, stored)
+            }
         }
     }
 
@@ -451,12 +459,44 @@ impl Tablebase {
             .value(self.index.index(pos.own(), pos.opp()))?)
     }
 
-    /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data).
+    /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data). In a
+    /// file with don't-cares, the better of the stored result and the best result
+    /// of the capturing plies (which lead into smaller sectors).
     fn stored_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
-        let s = Sector::of(pos);
-        Ok(self
-            .sector_file(s)?
-            .wdl(self.index.index(pos.own(), pos.opp()))?)
+        let file = self.sector_file(Sector::of(pos))?;
+        let stored = file.wdl(self.index.index(pos.own(), pos.opp()))?;
+        if stored == Wdl::Win || !file.wdl_dont_cares() {
+            return Ok(stored);
+        }
+        self.best_capture_wdl(pos, stored)
+    }
+
+    /// The better of `floor` and the results of `pos`'s capturing plies, stopping at
+    /// the first win.
+    #[cold]
+    fn best_capture_wdl(&self, pos: &Position, floor: Wdl) -> Result<Wdl, ProbeError> {
+        let mut best = floor;
+        for ply in pos.legal_plies(self.rules) {
+            if !ply.removes() {
+                continue;
+            }
+            best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
+            if best == Wdl::Win {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
+    /// Win, draw or loss of playing into `child` for the side that played:
+    /// [`Wdl::of_ply`] of the child's result (win if the ply ended the game).
+    pub fn ply_wdl(&self, child: &Position) -> Result<Wdl, ProbeError> {
+        let ended = child.material(child.to_move) < 3;
+        Ok(Wdl::of_ply(if ended {
+            None
+        } else {
+            Some(self.stored_wdl(child)?)
+        }))
     }
 
     /// The value of playing into `child` (a position after a legal ply), for the
@@ -493,14 +533,7 @@ impl Tablebase {
             Kind::Removal => {
                 let mut best = Wdl::Loss;
                 for ply in pos.legal_plies(self.rules) {
-                    let child = pos.after(self.rules, ply);
-                    let ended = child.material(child.to_move) < 3;
-                    let w = Wdl::of_ply(if ended {
-                        None
-                    } else {
-                        Some(self.stored_wdl(&child)?)
-                    });
-                    best = best.max(w);
+                    best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
                     if best == Wdl::Win {
                         break;
                     }
@@ -533,14 +566,7 @@ impl Tablebase {
         }
         let mut out = Vec::new();
         for ply in pos.legal_plies(self.rules) {
-            let child = pos.after(self.rules, ply);
-            let ended = child.material(child.to_move) < 3;
-            let child_wdl = if ended {
-                None
-            } else {
-                Some(self.stored_wdl(&child)?)
-            };
-            out.push((ply, Wdl::of_ply(child_wdl)));
+            out.push((ply, self.ply_wdl(&pos.after(self.rules, ply))?));
         }
         // A stable sort keeps equal results in generation order.
         out.sort_by(|a, b| b.1.cmp(&a.1));

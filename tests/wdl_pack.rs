@@ -7,7 +7,7 @@ use millbase::engine::Endgame;
 use millbase::engine::endgame::nominal;
 use millbase::format::FormatError;
 use millbase::index::Index;
-use millbase::pack::{PackError, pack_wdl_only};
+use millbase::pack::{PackError, PackOptions, pack_wdl_only};
 use millbase::probe::{ProbeError, Tablebase};
 use millbase::{Position, Rules};
 use std::path::{Path, PathBuf};
@@ -42,10 +42,16 @@ fn full() -> &'static Path {
 }
 
 fn packed(name: &str) -> PathBuf {
+    packed_with(name, PackOptions::default())
+}
+
+fn packed_with(name: &str, opts: PackOptions) -> PathBuf {
     let out = temp(name);
-    pack_wdl_only(full(), &out, Index::for_rules(rules()), |_| {}).unwrap();
+    pack_wdl_only(full(), &out, Index::for_rules(rules()), opts, |_| {}).unwrap();
     out
 }
+
+const DONT_CARES: PackOptions = PackOptions { dont_cares: true };
 
 /// Every canonical slot of every sector of the full directory, as a position.
 fn every_position(tb: &Tablebase) -> Vec<Position> {
@@ -69,9 +75,62 @@ fn is_wdl_only(e: &ProbeError) -> bool {
 
 #[test]
 fn every_wdl_probe_equals_the_full_directory() {
-    let out = packed("every");
-    let full = Tablebase::open(full()).unwrap();
+    every_wdl_probe_equals(&packed("every"));
+}
+
+#[test]
+fn every_wdl_probe_with_dont_cares_equals_the_full_directory() {
+    let out = packed_with("every-dc", DONT_CARES);
+    // The fill changed stored results (else this test would prove nothing), and
+    // only to results no better than the truth.
+    let tb = Tablebase::open(full()).unwrap();
     let pack = Tablebase::open(&out).unwrap();
+    let (mut changed, mut slots) = (0u64, 0u64);
+    for s in tb.available_sectors() {
+        let (f, p) = (tb.sector_file(s).unwrap(), pack.sector_file(s).unwrap());
+        assert!(p.wdl_dont_cares() && !f.wdl_dont_cares());
+        let (a, b) = (f.read_all_wdl().unwrap(), p.read_all_wdl().unwrap());
+        let rank = |t: u16| [1, 2, 0][t as usize];
+        for (x, y) in a.iter().zip(&b) {
+            changed += (x != y) as u64;
+        }
+        let idx = tb.index();
+        let (k, l) = s.counts();
+        for (slot, (x, y)) in a.iter().zip(&b).enumerate() {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            if idx.index(own, opp) == slot as u64 {
+                assert!(
+                    rank(*y) <= rank(*x),
+                    "{s} slot {slot}: stored {y}, true {x}"
+                );
+            }
+        }
+        slots += a.len() as u64;
+    }
+    assert!(changed * 50 > slots, "{changed} of {slots} changed");
+    let bytes = |d: &Path| -> u64 {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum()
+    };
+    let plain = packed("every-plain");
+    assert!(
+        bytes(&out) < bytes(&plain),
+        "{} {}",
+        bytes(&out),
+        bytes(&plain)
+    );
+    // Resumed: every file kept.
+    let again = pack_wdl_only(full(), &out, tb.index(), DONT_CARES, |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.kept));
+    std::fs::remove_dir_all(&plain).unwrap();
+    every_wdl_probe_equals(&out);
+}
+
+fn every_wdl_probe_equals(out: &Path) {
+    let full = Tablebase::open(full()).unwrap();
+    let pack = Tablebase::open(out).unwrap();
     assert!(pack.wdl_only() && !full.wdl_only());
     assert_eq!(pack.available_sectors(), full.available_sectors());
     assert!(!Endgame::has_distances(&pack) && Endgame::has_distances(&full));
@@ -83,6 +142,10 @@ fn every_wdl_probe_equals_the_full_directory() {
         let wdl = pack.probe_wdl(pos).unwrap();
         assert_eq!(wdl, value.wdl(), "{pos:?}");
         assert_eq!(full.probe_wdl(pos).unwrap(), wdl);
+        if !pos.pending_removal && pos.phase() == millbase::position::Phase::Moving {
+            let (own, opp) = (pos.own(), pos.opp());
+            assert_eq!(pack.probe_wdl_sets(own, opp).unwrap(), wdl);
+        }
         wins += (wdl == millbase::Wdl::Win) as u32;
         losses += (wdl == millbase::Wdl::Loss) as u32;
         // A distance is refused, by name.
@@ -93,14 +156,18 @@ fn every_wdl_probe_equals_the_full_directory() {
     }
     assert!(wins > 1000 && losses > 1000, "{wins} wins, {losses} losses");
     assert_eq!(pack.damage(), None);
-    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]
 fn moves_without_distances_equal_the_full_directory() {
-    let out = packed("moves");
+    moves_without_distances_equal(&packed("moves"));
+    moves_without_distances_equal(&packed_with("moves-dc", DONT_CARES));
+}
+
+fn moves_without_distances_equal(out: &Path) {
     let full = Tablebase::open(full()).unwrap();
-    let pack = Tablebase::open(&out).unwrap();
+    let pack = Tablebase::open(out).unwrap();
     // Every 61st position keeps the test short; all sectors are met.
     for pos in every_position(&full).iter().step_by(61) {
         let with: Vec<_> = full
@@ -123,7 +190,7 @@ fn moves_without_distances_equal_the_full_directory() {
             assert!(is_wdl_only(&pack.best_ply(pos).unwrap_err()));
         }
     }
-    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(out).unwrap();
 }
 
 #[test]
@@ -148,7 +215,7 @@ fn pack_resumes_and_refuses_its_source_and_full_files() {
     let last = bad.len() - 1;
     bad[last] ^= 1;
     std::fs::write(out.join(&names[2]), &bad).unwrap();
-    let reports = pack_wdl_only(full(), &out, idx, |_| {}).unwrap();
+    let reports = pack_wdl_only(full(), &out, idx, PackOptions::default(), |_| {}).unwrap();
     let written: Vec<String> = reports
         .iter()
         .filter(|r| !r.kept)
@@ -164,13 +231,13 @@ fn pack_resumes_and_refuses_its_source_and_full_files() {
     }
     // Never into the source, under any spelling of it.
     let same = full().join(".");
-    let err = pack_wdl_only(full(), &same, idx, |_| {}).unwrap_err();
+    let err = pack_wdl_only(full(), &same, idx, PackOptions::default(), |_| {}).unwrap_err();
     assert!(matches!(err, PackError::SameDirectory { .. }), "{err}");
     // Never over a full file.
     let mixed = temp("mixed");
     std::fs::create_dir_all(&mixed).unwrap();
     std::fs::copy(full().join("3-3.mdb"), mixed.join("3-3.mdb")).unwrap();
-    let err = pack_wdl_only(full(), &mixed, idx, |_| {}).unwrap_err();
+    let err = pack_wdl_only(full(), &mixed, idx, PackOptions::default(), |_| {}).unwrap_err();
     assert!(matches!(err, PackError::FullFileInOutput { .. }), "{err}");
     assert_eq!(
         std::fs::read(mixed.join("3-3.mdb")).unwrap(),

@@ -73,6 +73,13 @@ pub const BLOCK_ENTRY_LEN: usize = 24;
 const HEADER_CHECKED: usize = HEADER_LEN - 8;
 /// The longest variant name the header holds.
 pub const VARIANT_LEN: usize = 32;
+/// Header flag (format version 2, the `u32` at offset 202): the WDL section holds
+/// don't-cares. A slot whose result a capturing ply reaches may store any result no
+/// better than its true one; the true result is the better of the stored one and
+/// the best result of the position's capturing plies. Only in WDL-only files.
+pub const FLAG_WDL_DONT_CARES: u32 = 1;
+/// Every flag this version knows.
+const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -183,6 +190,8 @@ pub struct Header {
     pub max_distance: u16,
     /// The WDL section.
     pub wdl: Section,
+    /// Flags ([`FLAG_WDL_DONT_CARES`]); 0 in a version 1 file.
+    pub flags: u32,
     /// The depth section; `None` in a WDL-only file (format version 2, written by
     /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
     pub depth: Option<Section>,
@@ -196,6 +205,12 @@ impl Header {
     pub fn file_bytes(&self) -> u64 {
         let last = self.depth.as_ref().unwrap_or(&self.wdl);
         last.offset + last.length
+    }
+
+    /// Whether the WDL section holds don't-cares ([`FLAG_WDL_DONT_CARES`]): a probe
+    /// takes the better of the stored result and the capturing plies' results.
+    pub fn wdl_dont_cares(&self) -> bool {
+        self.flags & FLAG_WDL_DONT_CARES != 0
     }
 
     /// Whether the file holds win/draw/loss only (no depth section).

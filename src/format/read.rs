@@ -4,9 +4,9 @@
 
 use super::pack::{combine, half_at, trit_at};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, Expect, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
-    KIND_WDL, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL,
-    open_regular, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED,
+    HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section,
+    SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, open_regular, xxh64,
 };
 use crate::cache::{BlockCache, Key};
 use crate::value::{Counts, Value, Wdl};
@@ -188,8 +188,22 @@ pub(super) fn parse_header(
             return Err(corrupt(format!("{sections} sections, expected {expected}")));
         }
     };
+    let flags = if version >= 2 {
+        LE::read_u32(&h[202..])
+    } else {
+        0
+    };
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(corrupt(format!(
+            "unknown header flags {flags:#x}: written by a newer millbase? use one that reads them"
+        )));
+    }
+    if flags & FLAG_WDL_DONT_CARES != 0 && depth.is_some() {
+        return Err(corrupt("WDL don't-cares in a file with distances".into()));
+    }
     Ok(Header {
         version,
+        flags,
         meta: SubspaceMeta {
             k: LE::read_u32(&h[56..]),
             l: LE::read_u32(&h[60..]),
@@ -518,6 +532,14 @@ impl SubspaceFile {
     /// [`FormatError::WdlOnly`].
     pub fn wdl_only(&self) -> bool {
         self.depth.is_none()
+    }
+
+    /// Whether the WDL section holds don't-cares ([`super::FLAG_WDL_DONT_CARES`]):
+    /// [`SubspaceFile::wdl`] is then a result no better than the true one, which is
+    /// the better of it and the capturing plies' results
+    /// ([`crate::probe::Tablebase::probe_wdl`] applies the rule).
+    pub fn wdl_dont_cares(&self) -> bool {
+        self.header.wdl_dont_cares()
     }
 
     /// The depth section, or the error that says this file has none.

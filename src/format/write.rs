@@ -4,8 +4,9 @@
 use super::pack::{pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
-    KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN,
+    Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL,
+    xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -30,6 +31,9 @@ pub struct WriteOptions {
     /// Write the WDL section only (a format version 2 file without distances, for
     /// `millbase pack --wdl-only`); otherwise both sections (version 1).
     pub wdl_only: bool,
+    /// The WDL results given are filled don't-cares ([`super::FLAG_WDL_DONT_CARES`]);
+    /// only with `wdl_only`.
+    pub wdl_dont_cares: bool,
 }
 
 impl Default for WriteOptions {
@@ -41,6 +45,7 @@ impl Default for WriteOptions {
             depth_level: 9,
             wdl_encoding: Encoding::Trits5,
             wdl_only: false,
+            wdl_dont_cares: false,
         }
     }
 }
@@ -103,7 +108,11 @@ fn encode_subspace(
             format!("variant name longer than {VARIANT_LEN} bytes"),
         ));
     }
-    if !opts.wdl_encoding.is_wdl() || opts.wdl_block == 0 || opts.depth_block == 0 {
+    if !opts.wdl_encoding.is_wdl()
+        || opts.wdl_block == 0
+        || opts.depth_block == 0
+        || (opts.wdl_dont_cares && !opts.wdl_only)
+    {
         return Err(input_error(path, "bad write options".into()));
     }
     let blocks_of = |per: u32| (codes.len() as u64).div_ceil(per as u64);
@@ -123,7 +132,8 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    if (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
+    // Filled don't-cares are not the true values: their distances say nothing.
+    if !opts.wdl_dont_cares && (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
         return Err(input_error(
             path,
             format!(
@@ -132,7 +142,7 @@ fn encode_subspace(
             ),
         ));
     }
-    let max_distance = win.max(loss);
+    let max_distance = meta.counts.longest_win.max(meta.counts.longest_loss);
     let depth_encoding = depth_encoding_for(max_distance);
 
     let wdl_blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
@@ -196,6 +206,9 @@ fn encode_subspace(
     }
     h[200] = meta.hands[0];
     h[201] = meta.hands[1];
+    if opts.wdl_dont_cares {
+        LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES);
+    }
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
     Ok(file)
