@@ -569,7 +569,7 @@ impl Tablebase {
             out.push((ply, self.ply_wdl(&pos.after(self.rules, ply))?));
         }
         // A stable sort keeps equal results in generation order.
-        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out.sort_by_key(|m| std::cmp::Reverse(m.1));
         Ok(out)
     }
 
