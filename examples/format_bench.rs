@@ -260,7 +260,11 @@ fn probe(args: &[String]) {
                 "{k}-{l}: {n} random probes: WDL cold {:.2} M/s, warm {:.2} M/s (median of 3); WDL-only file{} ({wins})",
                 cold / 1e6,
                 median(warm) / 1e6,
-                if f.wdl_dont_cares() { " with don't-cares" } else { "" },
+                if f.wdl_dont_cares() {
+                    " with don't-cares"
+                } else {
+                    ""
+                },
             );
             continue;
         }
