@@ -7,7 +7,8 @@
 //!     re-encodes real files with other encodings, levels and block sizes
 //! cargo run --release --example format_bench -- probe DB [PROBES]
 //!     random WDL and full probes per second (cold and warm, one thread), and
-//!     best-ply latency, per subspace present in DB
+//!     best-ply latency, per subspace present in DB (WDL only in a directory made
+//!     by `millbase pack --wdl-only`)
 //! ```
 //!
 //! Figures are medians of a few runs where timing matters.
@@ -87,7 +88,7 @@ fn trial(label: &str, k: u32, l: u32, codes: &[u16], opts: &WriteOptions) {
     println!(
         "{label:<34} wdl {:>7.4} bits/slot  depth {:>7.4} bits/slot  total {:>12} bytes  write {:>6.2} s ({:.1} M slots/s)",
         rep.wdl.length as f64 * 8.0 / n,
-        rep.depth.length as f64 * 8.0 / n,
+        rep.depth_bytes() as f64 * 8.0 / n,
         rep.file_bytes(),
         secs,
         n / secs / 1e6
@@ -252,6 +253,20 @@ fn probe(args: &[String]) {
                 wins += (tb.probe_wdl_sets(own, opp).unwrap() == millbase::Wdl::Win) as u64;
             }
             warm.push(n as f64 / t.elapsed().as_secs_f64());
+        }
+        if f.wdl_only() {
+            // A packed directory (`millbase pack --wdl-only`): no distances.
+            println!(
+                "{k}-{l}: {n} random probes: WDL cold {:.2} M/s, warm {:.2} M/s (median of 3); WDL-only file{} ({wins})",
+                cold / 1e6,
+                median(warm) / 1e6,
+                if f.wdl_dont_cares() {
+                    " with don't-cares"
+                } else {
+                    ""
+                },
+            );
+            continue;
         }
         let mut full = vec![];
         for _ in 0..3 {

@@ -461,7 +461,7 @@ fn build_sector(
     let written = format::write_subspace(&db.join(sector.file_name()), &meta, &solved.codes)?;
     report.bytes = written.file_bytes();
     report.wdl_bytes = written.wdl.length;
-    report.depth_bytes = written.depth.length;
+    report.depth_bytes = written.depth_bytes();
     let entry = Entry::new(&written, solve_seconds);
     record(manifest, db, entry, &solved.summary, |i| {
         let (own, opp) = idx.position(k, l, i);
@@ -553,7 +553,7 @@ fn build_pair(
         test_abort(&format!("written:{}-{}", s.k, s.l));
         report.bytes += written.file_bytes();
         report.wdl_bytes += written.wdl.length;
-        report.depth_bytes += written.depth.length;
+        report.depth_bytes += written.depth_bytes();
         let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
         let entry = Entry::new(&written, share);
         record(manifest, db, entry, &s.summary, |i| {

@@ -91,20 +91,26 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     if h.size != size {
         return Some(format!("has {} slots, the index has {size}", h.size));
     }
-    let depth = depth_encoding_for(h.max_distance);
-    if h.wdl.encoding != opts.wdl_encoding || h.depth.encoding != depth {
+    if h.wdl.encoding != opts.wdl_encoding || h.wdl.block_slots != opts.wdl_block {
         return Some(format!(
-            "sections encoded {} and {}, this program writes {} and {}",
+            "WDL section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",
             h.wdl.encoding.name(),
-            h.depth.encoding.name(),
+            h.wdl.block_slots,
             opts.wdl_encoding.name(),
-            depth.name()
+            opts.wdl_block
         ));
     }
-    if (h.wdl.block_slots, h.depth.block_slots) != (opts.wdl_block, opts.depth_block) {
+    // A WDL-only file (`millbase pack --wdl-only`) has no depth section.
+    let depth = depth_encoding_for(h.max_distance);
+    if let Some(d) = &h.depth
+        && (d.encoding, d.block_slots) != (depth, opts.depth_block)
+    {
         return Some(format!(
-            "blocks of {} and {} slots, this program writes {} and {}",
-            h.wdl.block_slots, h.depth.block_slots, opts.wdl_block, opts.depth_block
+            "depth section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",
+            d.encoding.name(),
+            d.block_slots,
+            depth.name(),
+            opts.depth_block
         ));
     }
     let c = &h.meta.counts;

@@ -70,7 +70,7 @@
 //! - [`build`]: building a database directory, both phases; [`verify`]:
 //!   recomputing stored values;
 //! - [`layout`]: the files of a database directory; [`format`](mod@format): the
-//!   database file; [`manifest`]: `manifest.json`;
+//!   database file; [`manifest`]: `manifest.json`; [`pack`]: WDL-only copies to ship, with [`dontcare`]s filled;
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
 //!   (`millbase uci`) and the client (the arena's `uci:` player);
@@ -82,6 +82,7 @@
 pub mod arena;
 pub mod build;
 mod cache;
+pub mod dontcare;
 pub mod engine;
 pub mod fen;
 pub mod format;
@@ -93,6 +94,7 @@ mod memory;
 pub mod mix;
 pub mod notation;
 pub mod opening;
+pub mod pack;
 pub mod perft;
 mod placement;
 pub mod position;

@@ -132,7 +132,7 @@ impl Entry {
             file: sector.file_name(),
             bytes: header.file_bytes(),
             wdl_bytes: header.wdl.length,
-            depth_bytes: header.depth.length,
+            depth_bytes: header.depth_bytes(),
             checksum: format!("{:016x}", header.checksum),
             size: header.size,
             counts: meta.counts,
@@ -176,6 +176,11 @@ pub struct Manifest {
     pub program_version: String,
     /// The file format version of the files.
     pub format_version: u32,
+    /// Whether the files hold win/draw/loss only (a directory written by
+    /// `millbase pack --wdl-only`). Informative like the rest: each file's header
+    /// says whether it has distances.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wdl_only: bool,
     /// The rules the files were built for.
     pub rules: RulesInfo,
     /// The built subspaces, sorted by `k`, then `l`.
@@ -187,7 +192,8 @@ impl Manifest {
     pub fn new(rules_name: &str, fingerprint: u64) -> Manifest {
         Manifest {
             program_version: env!("CARGO_PKG_VERSION").to_string(),
-            format_version: crate::format::VERSION,
+            format_version: crate::format::VERSION_FULL,
+            wdl_only: false,
             rules: RulesInfo {
                 name: rules_name.to_string(),
                 fingerprint: format!("{fingerprint:016x}"),

@@ -396,7 +396,15 @@ impl Tablebase {
     pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Wdl::Loss),
-            Some((k, l)) => Ok(self.file(k, l)?.wdl(self.index.index(own, opp))?),
+            Some((k, l)) => {
+                let file = self.file(k, l)?;
+                let stored = file.wdl(self.index.index(own, opp))?;
+                if stored == Wdl::Win || !file.wdl_dont_cares() {
+                    return Ok(stored);
+                }
+                let pos = Position::moving(crate::Color::White, own, opp);
+                self.best_capture_wdl(&pos, stored)
+            }
         }
     }
 
@@ -451,12 +459,44 @@ impl Tablebase {
             .value(self.index.index(pos.own(), pos.opp()))?)
     }
 
-    /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data).
+    /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data). In a
+    /// file with don't-cares, the better of the stored result and the best result
+    /// of the capturing plies (which lead into smaller sectors).
     fn stored_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
-        let s = Sector::of(pos);
-        Ok(self
-            .sector_file(s)?
-            .wdl(self.index.index(pos.own(), pos.opp()))?)
+        let file = self.sector_file(Sector::of(pos))?;
+        let stored = file.wdl(self.index.index(pos.own(), pos.opp()))?;
+        if stored == Wdl::Win || !file.wdl_dont_cares() {
+            return Ok(stored);
+        }
+        self.best_capture_wdl(pos, stored)
+    }
+
+    /// The better of `floor` and the results of `pos`'s capturing plies, stopping at
+    /// the first win.
+    #[cold]
+    fn best_capture_wdl(&self, pos: &Position, floor: Wdl) -> Result<Wdl, ProbeError> {
+        let mut best = floor;
+        for ply in pos.legal_plies(self.rules) {
+            if !ply.removes() {
+                continue;
+            }
+            best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
+            if best == Wdl::Win {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
+    /// Win, draw or loss of playing into `child` for the side that played:
+    /// [`Wdl::of_ply`] of the child's result (win if the ply ended the game).
+    pub fn ply_wdl(&self, child: &Position) -> Result<Wdl, ProbeError> {
+        let ended = child.material(child.to_move) < 3;
+        Ok(Wdl::of_ply(if ended {
+            None
+        } else {
+            Some(self.stored_wdl(child)?)
+        }))
     }
 
     /// The value of playing into `child` (a position after a legal ply), for the
@@ -493,14 +533,7 @@ impl Tablebase {
             Kind::Removal => {
                 let mut best = Wdl::Loss;
                 for ply in pos.legal_plies(self.rules) {
-                    let child = pos.after(self.rules, ply);
-                    let ended = child.material(child.to_move) < 3;
-                    let w = Wdl::of_ply(if ended {
-                        None
-                    } else {
-                        Some(self.stored_wdl(&child)?)
-                    });
-                    best = best.max(w);
+                    best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
                     if best == Wdl::Win {
                         break;
                     }
@@ -521,6 +554,39 @@ impl Tablebase {
             return Ok(Vec::new());
         }
         ranked_plies(self.rules, pos, |c| self.stored(c))
+    }
+
+    /// Every legal ply of a position of either phase with its win, draw or loss for
+    /// the side that plays it, best first (wins, draws, losses; equals in the order
+    /// of [`Position::legal_plies`]). Reads no depth data, so it works on a WDL-only
+    /// directory (`millbase pack --wdl-only`), where [`Tablebase::moves`] fails.
+    pub fn moves_wdl(&self, pos: &Position) -> Result<Vec<(Ply, Wdl)>, ProbeError> {
+        if let Kind::Lost = self.classify(pos)? {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for ply in pos.legal_plies(self.rules) {
+            out.push((ply, self.ply_wdl(&pos.after(self.rules, ply))?));
+        }
+        // A stable sort keeps equal results in generation order.
+        out.sort_by_key(|m| std::cmp::Reverse(m.1));
+        Ok(out)
+    }
+
+    /// Whether the manifest says the directory holds win/draw/loss only (written by
+    /// `millbase pack --wdl-only`). The files decide: a distance asked of a WDL-only
+    /// file is [`FormatError::WdlOnly`] whatever the manifest says.
+    pub fn wdl_only(&self) -> bool {
+        self.manifest.as_ref().is_some_and(|m| m.wdl_only)
+    }
+
+    /// Whether the file that values `pos` (its sector's, with no removal pending) is
+    /// present and holds win/draw/loss only.
+    pub fn wdl_only_at(&self, pos: &Position) -> bool {
+        !pos.pending_removal
+            && self
+                .sector_file(Sector::of(pos))
+                .is_ok_and(SubspaceFile::wdl_only)
     }
 
     /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the

@@ -82,7 +82,12 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     out.push_str(&format!("max distance   {} plies\n", h.max_distance));
     out.push_str(&format!("header xxh64   {:016x}\n", h.checksum));
     out.push_str(&section_line("WDL", &h.wdl, h.size));
-    out.push_str(&section_line("depth", &h.depth, h.size));
+    match &h.depth {
+        Some(d) => out.push_str(&section_line("depth", d, h.size)),
+        None => {
+            out.push_str("depth          none: a WDL-only file (win/draw/loss, no distances)\n")
+        }
+    }
     let total = h.file_bytes();
     out.push_str(&format!("total          {total} bytes\n"));
     print!("{out}");

@@ -5,6 +5,7 @@ mod board;
 mod db;
 mod info;
 mod oracle;
+mod pack;
 #[cfg(feature = "serve")]
 mod serve;
 mod uci;
@@ -37,6 +38,8 @@ enum Command {
     Verify(db::VerifyArgs),
     /// Per-subspace statistics of a database: classes, raw positions, W/L/D, longest.
     Stats(db::StatsArgs),
+    /// Copy a database directory for shipping: `--wdl-only` keeps win/draw/loss only.
+    Pack(pack::PackArgs),
     /// Print the header of a database file.
     Info(info::InfoArgs),
     /// Solve a placement position (default: the empty board) with the opening search.
@@ -69,6 +72,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Build(a) => db::build(a),
         Command::Verify(a) => db::verify(a),
         Command::Stats(a) => db::stats(a),
+        Command::Pack(a) => pack::pack(a),
         Command::Solve(a) => oracle::solve(a),
         Command::Probe(a) => oracle::probe(a),
         Command::Analyze(a) => oracle::analyze(a),

@@ -4,12 +4,13 @@
 use super::board::{PositionArg, describe};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use millbase::format::FormatError;
 use millbase::game::End;
 use millbase::notation::{format_ply, parse_ply};
 use millbase::opening::{Opening, OpeningError, OpeningOptions, Outcome};
 use millbase::position::Phase;
 use millbase::probe::{ProbeError, Tablebase};
-use millbase::{Color, Game, Ply, Position, Rules, Value};
+use millbase::{Color, Game, Ply, Position, Rules, Value, Wdl};
 use serde_json::{Value as Json, json};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -214,7 +215,13 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     let rules = tb.rules();
     let game = a.pos.game(rules)?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
-    let moves = opening.moves(game.position())?;
+    let moves = match opening.moves(game.position()) {
+        Err(e) if tb.wdl_only() || is_wdl_only(&e) => {
+            drop(opening);
+            return analyze_wdl(&tb, game.position(), a.json);
+        }
+        other => other?,
+    };
     let value = moves.first().map_or(Value::Loss(0), |m| m.1);
     if a.json {
         let mut obj = value_json(value);
@@ -234,6 +241,39 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
         println!("{value} (for {} to move)", game.position().to_move);
         for (p, v) in moves {
             println!("{:<10} {v}", format_ply(rules, p));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `e` says a distance was asked of a WDL-only file.
+fn is_wdl_only(e: &OpeningError) -> bool {
+    matches!(
+        e,
+        OpeningError::Probe(ProbeError::Format(FormatError::WdlOnly { .. }))
+    )
+}
+
+/// `millbase analyze` on a WDL-only database: win, draw or loss of the position and
+/// of each ply, best first, without distances.
+fn analyze_wdl(tb: &Tablebase, pos: &Position, json: bool) -> Result<ExitCode> {
+    let rules = tb.rules();
+    let moves = tb.moves_wdl(pos)?;
+    let value = moves.first().map_or(Wdl::Loss, |m| m.1);
+    if json {
+        let list: Vec<Json> = moves
+            .iter()
+            .map(|&(p, w)| json!({"ply": format_ply(rules, p), "value": w.to_string()}))
+            .collect();
+        let obj = json!({"value": value.to_string(), "source": "table", "moves": list});
+        println!("{obj}");
+    } else {
+        println!(
+            "{value} (for {} to move; WDL-only database: no distances)",
+            pos.to_move
+        );
+        for (p, w) in moves {
+            println!("{:<10} {w}", format_ply(rules, p));
         }
     }
     Ok(ExitCode::SUCCESS)

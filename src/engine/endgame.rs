@@ -3,7 +3,7 @@
 
 use crate::position::{Ply, Position};
 use crate::rules::Rules;
-use crate::value::Value;
+use crate::value::{Value, Wdl};
 
 /// A source of exact values, such as the endgame databases.
 pub trait Endgame: Send + Sync {
@@ -17,6 +17,29 @@ pub trait Endgame: Send + Sync {
     /// error, the arena stops the game).
     fn damage(&self) -> Option<String> {
         None
+    }
+
+    /// Whether [`Endgame::probe`] gives true distances. A source that knows win,
+    /// draw or loss only (a WDL-only database) gives [`nominal`] values instead:
+    /// the search scores them as wins and losses, but a root is not played by
+    /// them alone, since they cannot tell a ply that makes progress.
+    fn has_distances(&self) -> bool {
+        true
+    }
+}
+
+/// Distance of the nominal win a WDL-only source reports ([`nominal`]): longer than
+/// any real win, so that known distances are preferred, and short enough that the
+/// search still scores it as a win.
+pub const NOMINAL_WIN: u16 = 1001;
+
+/// The value a source that knows only win, draw or loss reports: `Win(NOMINAL_WIN)`,
+/// `Draw`, or `Loss(NOMINAL_WIN - 1)`.
+pub fn nominal(wdl: Wdl) -> Value {
+    match wdl {
+        Wdl::Win => Value::Win(NOMINAL_WIN),
+        Wdl::Draw => Value::Draw,
+        Wdl::Loss => Value::Loss(NOMINAL_WIN - 1),
     }
 }
 
@@ -74,7 +97,18 @@ impl Endgame for crate::probe::Tablebase {
         if pos.material(pos.to_move) >= 3 && !self.covers(pos) {
             return None;
         }
-        match crate::probe::Tablebase::probe(self, pos) {
+        let value = if self.wdl_only_at(pos) {
+            self.probe_wdl(pos).map(nominal)
+        } else {
+            match crate::probe::Tablebase::probe(self, pos) {
+                // A removal leads into a WDL-only file.
+                Err(ProbeError::Format(crate::format::FormatError::WdlOnly { .. })) => {
+                    self.probe_wdl(pos).map(nominal)
+                }
+                other => other,
+            }
+        };
+        match value {
             Ok(v) => Some(v),
             Err(e @ ProbeError::Format(_)) => {
                 self.note_damage(&e);
@@ -86,5 +120,9 @@ impl Endgame for crate::probe::Tablebase {
 
     fn damage(&self) -> Option<String> {
         self.damage().map(str::to_string)
+    }
+
+    fn has_distances(&self) -> bool {
+        !self.wdl_only()
     }
 }

@@ -29,6 +29,9 @@ const EXACT_PV: usize = 12;
 /// Plays a covered root by exact values: `None` unless the root and all its
 /// successors are covered.
 pub fn play_exact(rules: &Rules, endgame: &dyn Endgame, root: &Position) -> Option<SearchResult> {
+    if !endgame.has_distances() {
+        return None;
+    }
     let start = Instant::now();
     let (best, value) = best_exact(rules, endgame, root)?;
     let mut pv = vec![best];

@@ -28,7 +28,7 @@ pub enum FormatError {
     },
     /// The file was written in another format version.
     #[error(
-        "{}: format version {found}, this program reads version {expected}; delete it and run `millbase build`, or use a millbase that reads version {found}",
+        "{}: format version {found}, this program reads versions 1 to {expected}; delete it and run `millbase build`, or use a millbase that reads version {found}",
         path.display()
     )]
     Version {
@@ -118,6 +118,16 @@ pub enum FormatError {
         idx: u64,
         /// Slots in the subspace.
         size: u64,
+    },
+    /// A distance was asked of a WDL-only file (`millbase pack --wdl-only`), which
+    /// holds win/draw/loss and no distances.
+    #[error(
+        "{}: this file holds win/draw/loss only (a WDL-only database, made by `millbase pack --wdl-only`), no distances; ask for win/draw/loss only (`millbase analyze` prints it), or use a full database",
+        path.display()
+    )]
+    WdlOnly {
+        /// The file.
+        path: PathBuf,
     },
     /// The writer was given inconsistent data (a builder bug).
     #[error("refusing to write {}: {what}", path.display())]

@@ -49,14 +49,20 @@ pub use error::{FormatError, open_regular};
 pub use read::SubspaceFile;
 pub use write::{
     WriteOptions, depth_encoding_for, write_atomic, write_subspace, write_subspace_with,
+    write_wdl_only_copy,
 };
 
 use crate::value::Counts;
 
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
-/// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
+/// The newest format version this code reads, and the one it writes for a file that
+/// needs it: version 2 adds the WDL-only file (one section, no distances). A file
+/// that version 1 can describe (both sections) is written as version 1, so that
+/// readers of version 1 keep reading every full database; readers accept both.
+pub const VERSION: u32 = 2;
+/// The version of a file with both sections: the first version, unchanged.
+pub const VERSION_FULL: u32 = 1;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 256;
 /// Bytes in one section entry of the header.
@@ -67,6 +73,13 @@ pub const BLOCK_ENTRY_LEN: usize = 24;
 const HEADER_CHECKED: usize = HEADER_LEN - 8;
 /// The longest variant name the header holds.
 pub const VARIANT_LEN: usize = 32;
+/// Header flag (format version 2, the `u32` at offset 202): the WDL section holds
+/// don't-cares. A slot whose result a capturing ply reaches may store any result no
+/// better than its true one; the true result is the better of the stored one and
+/// the best result of the position's capturing plies. Only in WDL-only files.
+pub const FLAG_WDL_DONT_CARES: u32 = 1;
+/// Every flag this version knows.
+const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -177,17 +190,37 @@ pub struct Header {
     pub max_distance: u16,
     /// The WDL section.
     pub wdl: Section,
-    /// The depth section.
-    pub depth: Section,
+    /// Flags ([`FLAG_WDL_DONT_CARES`]); 0 in a version 1 file.
+    pub flags: u32,
+    /// The depth section; `None` in a WDL-only file (format version 2, written by
+    /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
+    pub depth: Option<Section>,
     /// XXH64 of the first 248 header bytes, which covers the whole file through the
     /// section and block checksums: the file's identity in `manifest.json`.
     pub checksum: u64,
 }
 
 impl Header {
-    /// Bytes of the whole file: the header and both sections.
+    /// Bytes of the whole file: the header and its sections.
     pub fn file_bytes(&self) -> u64 {
-        self.depth.offset + self.depth.length
+        let last = self.depth.as_ref().unwrap_or(&self.wdl);
+        last.offset + last.length
+    }
+
+    /// Whether the WDL section holds don't-cares ([`FLAG_WDL_DONT_CARES`]): a probe
+    /// takes the better of the stored result and the capturing plies' results.
+    pub fn wdl_dont_cares(&self) -> bool {
+        self.flags & FLAG_WDL_DONT_CARES != 0
+    }
+
+    /// Whether the file holds win/draw/loss only (no depth section).
+    pub fn wdl_only(&self) -> bool {
+        self.depth.is_none()
+    }
+
+    /// Bytes of the depth section (0 in a WDL-only file).
+    pub fn depth_bytes(&self) -> u64 {
+        self.depth.map_or(0, |d| d.length)
     }
 }
 

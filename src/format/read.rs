@@ -4,8 +4,9 @@
 
 use super::pack::{combine, half_at, trit_at};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, Expect, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
-    KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, open_regular, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED,
+    HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section,
+    SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, open_regular, xxh64,
 };
 use crate::cache::{BlockCache, Key};
 use crate::value::{Counts, Value, Wdl};
@@ -44,7 +45,8 @@ pub struct SubspaceFile {
     map: Mmap,
     header: Header,
     wdl: SectionReader,
-    depth: SectionReader,
+    /// `None` in a WDL-only file.
+    depth: Option<SectionReader>,
     cache: Arc<BlockCache>,
     /// The file's number in the cache.
     id: u32,
@@ -136,7 +138,7 @@ pub(super) fn parse_header(
         });
     }
     let version = LE::read_u32(&bytes[8..]);
-    if version != VERSION {
+    if !(VERSION_FULL..=VERSION).contains(&version) {
         return Err(FormatError::Version {
             path: path.to_path_buf(),
             found: version,
@@ -173,12 +175,35 @@ pub(super) fn parse_header(
     let variant = std::str::from_utf8(&name[..end])
         .map_err(|_| corrupt("variant name is not UTF-8".into()))?
         .to_string();
+    // Version 1 files hold both sections; version 2 adds the WDL-only file, whose
+    // depth entry is all zero.
     let sections = LE::read_u16(&h[102..]);
-    if sections != 2 {
-        return Err(corrupt(format!("{sections} sections, expected 2")));
+    let depth_entry = &h[152..152 + SECTION_ENTRY_LEN];
+    let depth = match sections {
+        2 => Some(parse_section(path, depth_entry, KIND_DEPTH)?),
+        1 if version >= 2 && depth_entry.iter().all(|&b| b == 0) => None,
+        1 if version >= 2 => return Err(corrupt("a WDL-only file with a depth entry".into())),
+        _ => {
+            let expected = if version >= 2 { "1 or 2" } else { "2" };
+            return Err(corrupt(format!("{sections} sections, expected {expected}")));
+        }
+    };
+    let flags = if version >= 2 {
+        LE::read_u32(&h[202..])
+    } else {
+        0
+    };
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(corrupt(format!(
+            "unknown header flags {flags:#x}: written by a newer millbase? use one that reads them"
+        )));
+    }
+    if flags & FLAG_WDL_DONT_CARES != 0 && depth.is_some() {
+        return Err(corrupt("WDL don't-cares in a file with distances".into()));
     }
     Ok(Header {
         version,
+        flags,
         meta: SubspaceMeta {
             k: LE::read_u32(&h[56..]),
             l: LE::read_u32(&h[60..]),
@@ -196,7 +221,7 @@ pub(super) fn parse_header(
         size: LE::read_u64(&h[64..]),
         max_distance: LE::read_u16(&h[100..]),
         wdl: parse_section(path, &h[104..152], KIND_WDL)?,
-        depth: parse_section(path, &h[152..200], KIND_DEPTH)?,
+        depth,
         checksum: LE::read_u64(&h[HEADER_CHECKED..]),
     })
 }
@@ -406,8 +431,9 @@ impl SubspaceFile {
             path: path.to_path_buf(),
             what: what.into(),
         };
+        let wdl_end = header.wdl.offset.checked_add(header.wdl.length);
         if header.wdl.offset != HEADER_LEN as u64
-            || Some(header.depth.offset) != header.wdl.offset.checked_add(header.wdl.length)
+            || header.depth.is_some_and(|d| Some(d.offset) != wdl_end)
         {
             return Err(corrupt("sections are not where the header says"));
         }
@@ -423,15 +449,11 @@ impl SubspaceFile {
             ));
         }
         let wdl = SectionReader::new(path, &map, header.wdl, header.size, "WDL", "WDL table")?;
-        let depth = SectionReader::new(
-            path,
-            &map,
-            header.depth,
-            header.size,
-            "depth",
-            "depth table",
-        )?;
-        if header.depth.offset + header.depth.length != file_len {
+        let depth = header
+            .depth
+            .map(|d| SectionReader::new(path, &map, d, header.size, "depth", "depth table"))
+            .transpose()?;
+        if header.file_bytes() != file_len {
             return Err(corrupt("bytes after the last section"));
         }
         Ok(SubspaceFile {
@@ -448,6 +470,11 @@ impl SubspaceFile {
     /// The file's header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The raw bytes of the file's header.
+    pub(super) fn header_bytes(&self) -> &[u8] {
+        &self.map[..HEADER_LEN]
     }
 
     /// The file's path.
@@ -500,13 +527,36 @@ impl SubspaceFile {
         })
     }
 
+    /// Whether the file holds win/draw/loss only: [`SubspaceFile::code`],
+    /// [`SubspaceFile::value`] and [`SubspaceFile::read_all`] fail with
+    /// [`FormatError::WdlOnly`].
+    pub fn wdl_only(&self) -> bool {
+        self.depth.is_none()
+    }
+
+    /// Whether the WDL section holds don't-cares ([`super::FLAG_WDL_DONT_CARES`]):
+    /// [`SubspaceFile::wdl`] is then a result no better than the true one, which is
+    /// the better of it and the capturing plies' results
+    /// ([`crate::probe::Tablebase::probe_wdl`] applies the rule).
+    pub fn wdl_dont_cares(&self) -> bool {
+        self.header.wdl_dont_cares()
+    }
+
+    /// The depth section, or the error that says this file has none.
+    fn depth(&self) -> Result<&SectionReader, FormatError> {
+        self.depth.as_ref().ok_or_else(|| FormatError::WdlOnly {
+            path: self.path.clone(),
+        })
+    }
+
     /// The code of slot `idx` (see [`crate::value`]). Reads a WDL and a depth block.
     pub fn code(&self, idx: u64) -> Result<u16, FormatError> {
+        let depth = self.depth()?;
         let t = self.trit(idx)?;
-        let per = self.depth.info.block_slots as u64;
+        let per = depth.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
-        let encoding = self.depth.info.encoding;
-        self.depth
+        let encoding = depth.info.encoding;
+        depth
             .with_block(self, b, |data| half_at(encoding, data, i))?
             .and_then(|h| combine(t, h))
             .ok_or_else(|| self.corrupt_slot("depth", idx))
@@ -520,24 +570,10 @@ impl SubspaceFile {
     /// Every code of the file, decompressed in parallel on the current rayon pool,
     /// without filling the probe cache. Checks every block checksum on the way.
     pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
+        let depth = self.depth()?;
         let size = self.header.size;
-        let mut codes = crate::memory::zeroed_huge::<u16>(size as usize);
-        // Pass 1: trits into the codes.
-        let wdl = &self.wdl;
-        codes
-            .par_chunks_mut(wdl.info.block_slots as usize)
-            .enumerate()
-            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
-                let data = wdl.decode(&self.path, &self.map, b, size)?;
-                for (i, c) in chunk.iter_mut().enumerate() {
-                    *c = trit_at(wdl.info.encoding, &data, i).ok_or_else(|| {
-                        self.corrupt_slot("WDL", b as u64 * wdl.info.block_slots as u64 + i as u64)
-                    })? as u16;
-                }
-                Ok(())
-            })?;
-        // Pass 2: combine with the half distances.
-        let depth = &self.depth;
+        let mut codes = self.read_all_wdl()?;
+        // Combine the trits with the half distances.
         codes
             .par_chunks_mut(depth.info.block_slots as usize)
             .enumerate()
@@ -556,6 +592,27 @@ impl SubspaceFile {
         Ok(codes)
     }
 
+    /// The trit of every slot (0 draw, 1 win, 2 loss, as `u16`), decompressed in
+    /// parallel without filling the probe cache. Works on WDL-only files too.
+    pub fn read_all_wdl(&self) -> Result<Vec<u16>, FormatError> {
+        let size = self.header.size;
+        let mut codes = crate::memory::zeroed_huge::<u16>(size as usize);
+        let wdl = &self.wdl;
+        codes
+            .par_chunks_mut(wdl.info.block_slots as usize)
+            .enumerate()
+            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
+                let data = wdl.decode(&self.path, &self.map, b, size)?;
+                for (i, c) in chunk.iter_mut().enumerate() {
+                    *c = trit_at(wdl.info.encoding, &data, i).ok_or_else(|| {
+                        self.corrupt_slot("WDL", b as u64 * wdl.info.block_slots as u64 + i as u64)
+                    })? as u16;
+                }
+                Ok(())
+            })?;
+        Ok(codes)
+    }
+
     /// Checks every checksum of the file: header (again), both block tables, both
     /// data areas and every block. Does not decompress.
     pub fn verify_checksums(&self) -> Result<(), FormatError> {
@@ -567,10 +624,13 @@ impl SubspaceFile {
                 block: None,
             });
         }
-        for (s, table, data) in [
-            (&self.wdl, "WDL table", "WDL data"),
-            (&self.depth, "depth table", "depth data"),
-        ] {
+        let sections = [
+            Some((&self.wdl, "WDL table", "WDL data")),
+            self.depth
+                .as_ref()
+                .map(|d| (d, "depth table", "depth data")),
+        ];
+        for (s, table, data) in sections.into_iter().flatten() {
             let table_len = s.info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
             let start = s.info.offset as usize;
             let mid = start + table_len as usize;
@@ -596,9 +656,31 @@ impl SubspaceFile {
         Ok(())
     }
 
-    /// Bytes of the WDL and the depth section, for size reports.
+    /// The bytes of the WDL section (block table and blocks), after checking its
+    /// table and data checksums: what a WDL-only copy of the file holds.
+    pub(super) fn wdl_section_checked(&self) -> Result<&[u8], FormatError> {
+        let s = &self.wdl;
+        let start = s.info.offset as usize;
+        let mid = start + s.info.blocks as usize * BLOCK_ENTRY_LEN;
+        let end = (s.info.offset + s.info.length) as usize;
+        for (bytes, sum, section) in [
+            (&self.map[start..mid], s.info.table_checksum, "WDL table"),
+            (&self.map[mid..end], s.info.data_checksum, "WDL data"),
+        ] {
+            if xxh64(bytes) != sum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section,
+                    block: None,
+                });
+            }
+        }
+        Ok(&self.map[start..end])
+    }
+
+    /// Bytes of the WDL and the depth section (0 if none), for size reports.
     pub fn section_bytes(&self) -> (u64, u64) {
-        (self.header.wdl.length, self.header.depth.length)
+        (self.header.wdl.length, self.header.depth_bytes())
     }
 
     /// Decompressed blocks of this file held in its cache, and their bytes.
@@ -624,7 +706,7 @@ mod tests {
         for i in 0..codes.len() as u64 {
             f.wdl(i).unwrap();
         }
-        assert_eq!(f.cache.blocks_of(f.id, f.depth.number), 0);
+        assert_eq!(f.cache.blocks_of(f.id, 1), 0);
         assert_eq!(f.cache.blocks_of(f.id, f.wdl.number), f.wdl.blocks.len());
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -133,7 +133,7 @@ fn round_trip_random_and_realistic() {
         } else {
             Encoding::HalfU8
         };
-        assert_eq!(f.header().depth.encoding, expect_enc);
+        assert_eq!(f.header().depth.unwrap().encoding, expect_enc);
         f.verify_checksums().unwrap();
         assert_eq!(f.read_all().unwrap(), codes, "{name}");
         for (i, &c) in codes.iter().enumerate() {
@@ -290,4 +290,75 @@ fn wrong_rules_version_subspace_size() {
 fn missing_file_is_io_error() {
     let err = SubspaceFile::open(Path::new("/nonexistent/3-3.mdb"), &Expect::any()).unwrap_err();
     assert!(matches!(err, FormatError::Io { .. }));
+}
+
+#[test]
+fn wdl_only_files_hold_the_trits_and_refuse_distances() {
+    let dir = tmpdir("wdl-only");
+    let codes = realistic_codes(23_456, 11);
+    let meta = meta_for(&codes);
+    let full = dir.join("full.mdb");
+    write_subspace_with(&full, &meta, &codes, &small_opts()).unwrap();
+    let src = SubspaceFile::open(&full, &Expect::any()).unwrap();
+    assert_eq!(src.header().version, VERSION_FULL);
+    // The copy of a full file's WDL section is the file the writer makes itself.
+    let copy = dir.join("copy.mdb");
+    let written = write_wdl_only_copy(&src, &copy).unwrap();
+    let direct = dir.join("direct.mdb");
+    let opts = WriteOptions {
+        wdl_only: true,
+        ..small_opts()
+    };
+    write_subspace_with(&direct, &meta, &codes, &opts).unwrap();
+    assert_eq!(fs::read(&copy).unwrap(), fs::read(&direct).unwrap());
+    let f = SubspaceFile::open(
+        &copy,
+        &Expect::exact(meta.fingerprint, 3, 4, codes.len() as u64),
+    )
+    .unwrap();
+    assert_eq!(f.header(), &written);
+    assert_eq!(written.version, VERSION);
+    assert!(f.wdl_only() && written.depth.is_none());
+    assert_eq!(written.meta, meta);
+    assert_eq!(written.wdl, src.header().wdl);
+    assert_eq!(written.file_bytes(), fs::metadata(&copy).unwrap().len());
+    assert_eq!(written.file_bytes(), HEADER_LEN as u64 + written.wdl.length);
+    f.verify_checksums().unwrap();
+    let trits = f.read_all_wdl().unwrap();
+    for (i, &c) in codes.iter().enumerate() {
+        assert_eq!(trits[i], trit(c) as u16);
+        assert_eq!(f.wdl(i as u64).unwrap(), Value::from_code(c).wdl());
+    }
+    for err in [
+        f.code(0).unwrap_err(),
+        f.value(5).unwrap_err(),
+        f.read_all().unwrap_err(),
+    ] {
+        assert!(matches!(err, FormatError::WdlOnly { .. }), "{err}");
+        assert!(err.to_string().contains("pack --wdl-only"), "{err}");
+    }
+    // A WDL-only header that still names a depth section, or a version 1 file
+    // with one section, is refused.
+    for (version, entry) in [(VERSION, 0xffu8), (VERSION_FULL, 0)] {
+        let mut b = fs::read(&copy).unwrap();
+        LE::write_u32(&mut b[8..], version);
+        b[160] = entry;
+        let sum = xxh64(&b[..HEADER_CHECKED]);
+        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+        let bad = dir.join("bad.mdb");
+        fs::write(&bad, &b).unwrap();
+        let err = SubspaceFile::open(&bad, &Expect::any()).unwrap_err();
+        assert!(matches!(err, FormatError::Corrupt { .. }), "{err}");
+    }
+    // A damaged WDL section is not copied.
+    let mut b = fs::read(&full).unwrap();
+    let at = HEADER_LEN + src.header().wdl.blocks as usize * BLOCK_ENTRY_LEN + 3;
+    b[at] ^= 0x40;
+    let damaged = dir.join("damaged.mdb");
+    fs::write(&damaged, &b).unwrap();
+    let d = SubspaceFile::open(&damaged, &Expect::any()).unwrap();
+    let err = write_wdl_only_copy(&d, &dir.join("out.mdb")).unwrap_err();
+    assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
+    assert!(!dir.join("out.mdb").exists());
+    fs::remove_dir_all(&dir).unwrap();
 }

@@ -2,10 +2,11 @@
 //! the header, and an atomic replacement of the file.
 
 use super::pack::{pack_depth, pack_wdl, trit};
-use super::read::parse_header;
+use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH,
-    KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN,
+    Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL,
+    xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -27,6 +28,12 @@ pub struct WriteOptions {
     pub depth_level: i32,
     /// Packing of the WDL section ([`Encoding::Trits5`] or [`Encoding::Bits2`]).
     pub wdl_encoding: Encoding,
+    /// Write the WDL section only (a format version 2 file without distances, for
+    /// `millbase pack --wdl-only`); otherwise both sections (version 1).
+    pub wdl_only: bool,
+    /// The WDL results given are filled don't-cares ([`super::FLAG_WDL_DONT_CARES`]);
+    /// only with `wdl_only`.
+    pub wdl_dont_cares: bool,
 }
 
 impl Default for WriteOptions {
@@ -37,6 +44,8 @@ impl Default for WriteOptions {
             wdl_level: 15,
             depth_level: 9,
             wdl_encoding: Encoding::Trits5,
+            wdl_only: false,
+            wdl_dont_cares: false,
         }
     }
 }
@@ -99,7 +108,11 @@ fn encode_subspace(
             format!("variant name longer than {VARIANT_LEN} bytes"),
         ));
     }
-    if !opts.wdl_encoding.is_wdl() || opts.wdl_block == 0 || opts.depth_block == 0 {
+    if !opts.wdl_encoding.is_wdl()
+        || opts.wdl_block == 0
+        || opts.depth_block == 0
+        || (opts.wdl_dont_cares && !opts.wdl_only)
+    {
         return Err(input_error(path, "bad write options".into()));
     }
     let blocks_of = |per: u32| (codes.len() as u64).div_ceil(per as u64);
@@ -119,7 +132,8 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    if (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
+    // Filled don't-cares are not the true values: their distances say nothing.
+    if !opts.wdl_dont_cares && (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
         return Err(input_error(
             path,
             format!(
@@ -128,17 +142,22 @@ fn encode_subspace(
             ),
         ));
     }
-    let max_distance = win.max(loss);
+    let max_distance = meta.counts.longest_win.max(meta.counts.longest_loss);
     let depth_encoding = depth_encoding_for(max_distance);
 
     let wdl_blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
         pack_wdl(c, opts.wdl_encoding, out)
     })
     .map_err(|e| FormatError::io(path, e))?;
-    let depth_blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
-        pack_depth(c, depth_encoding, out)
-    })
-    .map_err(|e| FormatError::io(path, e))?;
+    let depth_blocks = if opts.wdl_only {
+        None
+    } else {
+        let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
+            pack_depth(c, depth_encoding, out)
+        })
+        .map_err(|e| FormatError::io(path, e))?;
+        Some(blocks)
+    };
 
     let mut file = vec![0u8; HEADER_LEN];
     let wdl = append_section(
@@ -148,17 +167,25 @@ fn encode_subspace(
         opts.wdl_block,
         &wdl_blocks,
     );
-    let depth = append_section(
-        &mut file,
-        KIND_DEPTH,
-        depth_encoding,
-        opts.depth_block,
-        &depth_blocks,
-    );
+    let depth = depth_blocks.map(|blocks| {
+        append_section(
+            &mut file,
+            KIND_DEPTH,
+            depth_encoding,
+            opts.depth_block,
+            &blocks,
+        )
+    });
 
     let h = &mut file[..HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
-    LE::write_u32(&mut h[8..], VERSION);
+    // A file version 1 describes is written as version 1 (see `VERSION`).
+    let version = if depth.is_some() {
+        VERSION_FULL
+    } else {
+        VERSION
+    };
+    LE::write_u32(&mut h[8..], version);
     LE::write_u32(&mut h[12..], HEADER_LEN as u32);
     h[16..16 + meta.variant.len()].copy_from_slice(meta.variant.as_bytes());
     LE::write_u64(&mut h[48..], meta.fingerprint);
@@ -171,14 +198,44 @@ fn encode_subspace(
     LE::write_u16(&mut h[96..], meta.counts.longest_win);
     LE::write_u16(&mut h[98..], meta.counts.longest_loss);
     LE::write_u16(&mut h[100..], max_distance);
-    LE::write_u16(&mut h[102..], 2);
+    LE::write_u16(&mut h[102..], 1 + depth.is_some() as u16);
     write_section_entry(&mut h[104..152], &wdl);
-    write_section_entry(&mut h[152..200], &depth);
+    // A WDL-only file leaves the depth entry zero.
+    if let Some(depth) = &depth {
+        write_section_entry(&mut h[152..200], depth);
+    }
     h[200] = meta.hands[0];
     h[201] = meta.hands[1];
+    if opts.wdl_dont_cares {
+        LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES);
+    }
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
     Ok(file)
+}
+
+/// Writes the WDL-only copy of `src` to `path` (atomically, as [`write_subspace_with`]):
+/// the same header data and the same WDL section, byte for byte (its checksums are
+/// checked first), without the depth section, as format version 2. Returns the new
+/// file's header.
+pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
+    let wdl = src.wdl_section_checked()?;
+    let h = src.header();
+    let mut file = Vec::with_capacity(HEADER_LEN + wdl.len());
+    file.extend_from_slice(&src.header_bytes()[..HEADER_LEN]);
+    // The WDL section starts right after the header in every file, so its block
+    // table's absolute offsets stay right.
+    debug_assert_eq!(h.wdl.offset, HEADER_LEN as u64);
+    file.extend_from_slice(wdl);
+    let head = &mut file[..HEADER_LEN];
+    LE::write_u32(&mut head[8..], VERSION);
+    LE::write_u16(&mut head[102..], 1);
+    head[152..200].fill(0);
+    let checksum = xxh64(&head[..HEADER_CHECKED]);
+    LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
+    let header = parse_header(path, &file, file.len() as u64)?;
+    write_atomic(path, &file)?;
+    Ok(header)
 }
 
 /// Packs and compresses the blocks of `codes` in parallel, in order.

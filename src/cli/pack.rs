@@ -1,0 +1,89 @@
+//! `pack`: a database directory to ship, WDL only.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use millbase::index::Index;
+use millbase::pack::{PackOptions, PackReport, pack_wdl_only};
+use millbase::probe::Tablebase;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `pack`.
+#[derive(Args)]
+pub struct PackArgs {
+    /// The full database directory to pack (read only).
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// The directory to write (created if missing; never the source).
+    #[arg(long)]
+    out: PathBuf,
+    /// Keep win/draw/loss only, no distances (the only packing there is so far).
+    #[arg(long)]
+    wdl_only: bool,
+    /// Fill the WDL don't-cares (slots whose result a capturing ply reaches) with
+    /// what compresses better, and mark the files so: smaller files, a slower pack,
+    /// and probes that look at capturing plies where the stored result is not a win.
+    #[arg(long)]
+    dont_cares: bool,
+    /// No line per sector.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn line(r: &PackReport) -> String {
+    let share = |n: u64| format!("{:.1}", 100.0 * n as f64 / r.slots.max(1) as f64);
+    let (dup, dc) = match r.filled {
+        Some(f) => (share(f.duplicates), share(f.dont_cares)),
+        None => ("-".into(), "-".into()),
+    };
+    let note = if r.kept { "  already packed" } else { "" };
+    format!(
+        "{:>10} {:>14} {:>14} {dup:>7} {dc:>7} {:>8.1}{note}",
+        r.sector.name(),
+        r.source_bytes,
+        r.packed_bytes,
+        r.seconds
+    )
+}
+
+/// `millbase pack`.
+pub fn pack(a: PackArgs) -> Result<ExitCode> {
+    if !a.wdl_only {
+        bail!(
+            "say what to pack: `--wdl-only` (win/draw/loss without distances) is the packing there is"
+        );
+    }
+    let rules = Tablebase::open(&a.db)?.rules();
+    let idx = Index::for_rules(rules);
+    let opts = PackOptions {
+        dont_cares: a.dont_cares,
+    };
+    let start = std::time::Instant::now();
+    let mut first = true;
+    let reports = pack_wdl_only(&a.db, &a.out, idx, opts, |r| {
+        if a.quiet {
+            return;
+        }
+        if std::mem::take(&mut first) {
+            println!(
+                "{:>10} {:>14} {:>14} {:>7} {:>7} {:>8}",
+                "sector", "source bytes", "packed bytes", "dup %", "d-c %", "seconds"
+            );
+        }
+        println!("{}", line(r));
+    })?;
+    let source: u64 = reports.iter().map(|r| r.source_bytes).sum();
+    let packed: u64 = reports.iter().map(|r| r.packed_bytes).sum();
+    println!(
+        "packed {} files, {source} bytes into {packed} bytes (WDL only{}) in {:.1} s: {}",
+        reports.len(),
+        if a.dont_cares {
+            ", don't-cares filled"
+        } else {
+            ""
+        },
+        start.elapsed().as_secs_f64(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

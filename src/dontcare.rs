@@ -1,0 +1,112 @@
+//! Don't-cares (Syzygy's rule) in the WDL section: a slot whose result a capturing
+//! ply reaches (a child in a smaller sector, or a ply that ends the game) may store
+//! any result no better than its true one, since a probe takes the better of the
+//! stored result and the capturing plies' results
+//! ([`crate::probe::Tablebase::probe_wdl`]); a slot that is not its class's
+//! canonical slot is never read and may store anything. Filling those slots with
+//! what compresses best shrinks the WDL section (figures in `docs/FORMAT.md`).
+//!
+//! [`fill_wdl`] fills the results of one finished sector, given a tablebase with the
+//! true values of the sectors its captures lead into.
+
+use crate::probe::{ProbeError, Tablebase};
+use crate::sector::Sector;
+use crate::value::Wdl;
+use rayon::prelude::*;
+
+/// What a slot allows, found by [`fill_wdl`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Freedom {
+    /// Only its true result.
+    Fixed,
+    /// Any result no better than its true one (a capture reaches it).
+    AtMost,
+    /// Anything: not the canonical slot of its class.
+    Any,
+}
+
+/// How many slots [`fill_wdl`] found free.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FillCounts {
+    /// Slots that are not their class's canonical slot.
+    pub duplicates: u64,
+    /// Canonical slots whose result a capturing ply reaches.
+    pub dont_cares: u64,
+    /// Slots whose stored result the fill changed.
+    pub changed: u64,
+}
+
+/// The trit of a result as [`crate::format::SubspaceFile::read_all_wdl`] gives it.
+fn wdl_of(trit: u16) -> Wdl {
+    match trit {
+        0 => Wdl::Draw,
+        1 => Wdl::Win,
+        _ => Wdl::Loss,
+    }
+}
+
+fn trit_of(w: Wdl) -> u16 {
+    match w {
+        Wdl::Draw => 0,
+        Wdl::Win => 1,
+        Wdl::Loss => 2,
+    }
+}
+
+/// Fills the don't-cares of sector `s`: `trits[i]` is the true result of slot `i`
+/// (0 draw, 1 win, 2 loss) and becomes the result to store. `tb` gives the true
+/// results of the sectors the captures lead into (a full database: a probe of a
+/// file with don't-cares is exact too, only slower). Each free slot takes the
+/// previous slot's stored result if that is allowed, else its true result: runs
+/// grow, and the result never gets better than the truth.
+pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCounts, ProbeError> {
+    let idx = tb.index();
+    let rules = tb.rules();
+    let (k, l) = s.counts();
+    let freedom: Vec<Freedom> = trits
+        .par_iter()
+        .enumerate()
+        .map(|(slot, &trit)| {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            if idx.index(own, opp) != slot as u64 {
+                return Ok(Freedom::Any);
+            }
+            let truth = wdl_of(trit);
+            // Nothing is worse than a loss: a lost slot has no choice.
+            if truth == Wdl::Loss {
+                return Ok(Freedom::Fixed);
+            }
+            let pos = s.position(own, opp);
+            let mut best = Wdl::Loss;
+            for ply in pos.legal_plies(rules) {
+                if ply.removes() {
+                    best = best.max(tb.ply_wdl(&pos.after(rules, ply))?);
+                    if best >= truth {
+                        return Ok(Freedom::AtMost);
+                    }
+                }
+            }
+            Ok(Freedom::Fixed)
+        })
+        .collect::<Result<_, ProbeError>>()?;
+    let mut counts = FillCounts::default();
+    let mut prev = Wdl::Loss;
+    for (t, f) in trits.iter_mut().zip(&freedom) {
+        let truth = wdl_of(*t);
+        let stored = match f {
+            Freedom::Fixed => truth,
+            Freedom::AtMost => {
+                counts.dont_cares += 1;
+                prev.min(truth)
+            }
+            Freedom::Any => {
+                counts.duplicates += 1;
+                prev
+            }
+        };
+        counts.changed += (stored != truth) as u64;
+        *t = trit_of(stored);
+        prev = stored;
+    }
+    Ok(counts)
+}

@@ -1,0 +1,304 @@
+//! `millbase pack --wdl-only`: the packed directory answers every WDL question as
+//! the full one does, on the whole reduced game (`standard-4`, both phases), refuses
+//! every distance with a clear error, resumes, and never writes into its source.
+
+use millbase::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::engine::Endgame;
+use millbase::engine::endgame::nominal;
+use millbase::format::FormatError;
+use millbase::index::Index;
+use millbase::pack::{PackError, PackOptions, pack_wdl_only};
+use millbase::probe::{ProbeError, Tablebase};
+use millbase::{Position, Rules};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("millbase-wdlpack-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn rules() -> &'static Rules {
+    Rules::by_name("standard-4").unwrap()
+}
+
+/// The whole standard-4 game, built once.
+fn full() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp("full");
+        let opts = BuildOptions {
+            db: dir.clone(),
+            selection: Selection::All,
+            phase: BuildPhase::All,
+            threads: None,
+            quiet: true,
+        };
+        build(rules(), &opts).unwrap();
+        dir
+    })
+}
+
+fn packed(name: &str) -> PathBuf {
+    packed_with(name, PackOptions::default())
+}
+
+fn packed_with(name: &str, opts: PackOptions) -> PathBuf {
+    let out = temp(name);
+    pack_wdl_only(full(), &out, Index::for_rules(rules()), opts, |_| {}).unwrap();
+    out
+}
+
+const DONT_CARES: PackOptions = PackOptions { dont_cares: true };
+
+/// Every canonical slot of every sector of the full directory, as a position.
+fn every_position(tb: &Tablebase) -> Vec<Position> {
+    let idx = tb.index();
+    let mut out = Vec::new();
+    for s in tb.available_sectors() {
+        let (k, l) = s.counts();
+        for slot in 0..idx.size(k, l) {
+            let (own, opp) = idx.position(k, l, slot);
+            if idx.index(own, opp) == slot {
+                out.push(s.position(own, opp));
+            }
+        }
+    }
+    out
+}
+
+fn is_wdl_only(e: &ProbeError) -> bool {
+    matches!(e, ProbeError::Format(FormatError::WdlOnly { .. }))
+}
+
+#[test]
+fn every_wdl_probe_equals_the_full_directory() {
+    every_wdl_probe_equals(&packed("every"));
+}
+
+#[test]
+fn every_wdl_probe_with_dont_cares_equals_the_full_directory() {
+    let out = packed_with("every-dc", DONT_CARES);
+    // The fill changed stored results (else this test would prove nothing), and
+    // only to results no better than the truth.
+    let tb = Tablebase::open(full()).unwrap();
+    let pack = Tablebase::open(&out).unwrap();
+    let (mut changed, mut slots) = (0u64, 0u64);
+    for s in tb.available_sectors() {
+        let (f, p) = (tb.sector_file(s).unwrap(), pack.sector_file(s).unwrap());
+        assert!(p.wdl_dont_cares() && !f.wdl_dont_cares());
+        let (a, b) = (f.read_all_wdl().unwrap(), p.read_all_wdl().unwrap());
+        let rank = |t: u16| [1, 2, 0][t as usize];
+        for (x, y) in a.iter().zip(&b) {
+            changed += (x != y) as u64;
+        }
+        let idx = tb.index();
+        let (k, l) = s.counts();
+        for (slot, (x, y)) in a.iter().zip(&b).enumerate() {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            if idx.index(own, opp) == slot as u64 {
+                assert!(
+                    rank(*y) <= rank(*x),
+                    "{s} slot {slot}: stored {y}, true {x}"
+                );
+            }
+        }
+        slots += a.len() as u64;
+    }
+    assert!(changed * 50 > slots, "{changed} of {slots} changed");
+    let bytes = |d: &Path| -> u64 {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum()
+    };
+    let plain = packed("every-plain");
+    assert!(
+        bytes(&out) < bytes(&plain),
+        "{} {}",
+        bytes(&out),
+        bytes(&plain)
+    );
+    // Resumed: every file kept.
+    let again = pack_wdl_only(full(), &out, tb.index(), DONT_CARES, |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.kept));
+    std::fs::remove_dir_all(&plain).unwrap();
+    every_wdl_probe_equals(&out);
+}
+
+fn every_wdl_probe_equals(out: &Path) {
+    let full = Tablebase::open(full()).unwrap();
+    let pack = Tablebase::open(out).unwrap();
+    assert!(pack.wdl_only() && !full.wdl_only());
+    assert_eq!(pack.available_sectors(), full.available_sectors());
+    assert!(!Endgame::has_distances(&pack) && Endgame::has_distances(&full));
+    let positions = every_position(&full);
+    assert!(positions.len() > 100_000, "{}", positions.len());
+    let (mut wins, mut losses) = (0, 0);
+    for pos in &positions {
+        let value = full.probe(pos).unwrap();
+        let wdl = pack.probe_wdl(pos).unwrap();
+        assert_eq!(wdl, value.wdl(), "{pos:?}");
+        assert_eq!(full.probe_wdl(pos).unwrap(), wdl);
+        if !pos.pending_removal && pos.phase() == millbase::position::Phase::Moving {
+            let (own, opp) = (pos.own(), pos.opp());
+            assert_eq!(pack.probe_wdl_sets(own, opp).unwrap(), wdl);
+        }
+        wins += (wdl == millbase::Wdl::Win) as u32;
+        losses += (wdl == millbase::Wdl::Loss) as u32;
+        // A distance is refused, by name.
+        assert!(is_wdl_only(&pack.probe(pos).unwrap_err()));
+        // The engine's covered nodes: the nominal value of the same result.
+        assert_eq!(Endgame::probe(&pack, pos), Some(nominal(wdl)));
+        assert_eq!(Endgame::probe(&full, pos), Some(value));
+    }
+    assert!(wins > 1000 && losses > 1000, "{wins} wins, {losses} losses");
+    assert_eq!(pack.damage(), None);
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn moves_without_distances_equal_the_full_directory() {
+    moves_without_distances_equal(&packed("moves"));
+    moves_without_distances_equal(&packed_with("moves-dc", DONT_CARES));
+}
+
+fn moves_without_distances_equal(out: &Path) {
+    let full = Tablebase::open(full()).unwrap();
+    let pack = Tablebase::open(out).unwrap();
+    // Every 61st position keeps the test short; all sectors are met.
+    for pos in every_position(&full).iter().step_by(61) {
+        let with: Vec<_> = full
+            .moves(pos)
+            .unwrap()
+            .into_iter()
+            .map(|(p, v)| (p, v.wdl()))
+            .collect();
+        let without = pack.moves_wdl(pos).unwrap();
+        // The same plies with the same results; best first in both.
+        let mut a = with.clone();
+        let mut b = without.clone();
+        a.sort_by_key(|m| format!("{m:?}"));
+        b.sort_by_key(|m| format!("{m:?}"));
+        assert_eq!(a, b, "{pos:?}");
+        assert!(without.windows(2).all(|w| w[0].1 >= w[1].1));
+        assert_eq!(full.moves_wdl(pos).unwrap(), without);
+        if !without.is_empty() {
+            assert!(is_wdl_only(&pack.moves(pos).unwrap_err()));
+            assert!(is_wdl_only(&pack.best_ply(pos).unwrap_err()));
+        }
+    }
+    std::fs::remove_dir_all(out).unwrap();
+}
+
+#[test]
+fn pack_resumes_and_refuses_its_source_and_full_files() {
+    let idx = Index::for_rules(rules());
+    let out = packed("resume");
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".mdb"))
+        .collect();
+    assert!(names.len() > 10);
+    let before: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| std::fs::read(out.join(n)).unwrap())
+        .collect();
+    // An interrupted pack: one file missing, a half-written temporary file.
+    std::fs::remove_file(out.join(&names[0])).unwrap();
+    std::fs::write(out.join(format!("{}.tmp", names[1])), b"MILLBASE half").unwrap();
+    // A damaged packed file is written again.
+    let mut bad = before[2].clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    std::fs::write(out.join(&names[2]), &bad).unwrap();
+    let reports = pack_wdl_only(full(), &out, idx, PackOptions::default(), |_| {}).unwrap();
+    let written: Vec<String> = reports
+        .iter()
+        .filter(|r| !r.kept)
+        .map(|r| r.sector.file_name())
+        .collect();
+    let mut expect = vec![names[0].clone(), names[2].clone()];
+    expect.sort();
+    let mut got = written.clone();
+    got.sort();
+    assert_eq!(got, expect);
+    for (n, b) in names.iter().zip(&before) {
+        assert_eq!(&std::fs::read(out.join(n)).unwrap(), b, "{n}");
+    }
+    // Never into the source, under any spelling of it.
+    let same = full().join(".");
+    let err = pack_wdl_only(full(), &same, idx, PackOptions::default(), |_| {}).unwrap_err();
+    assert!(matches!(err, PackError::SameDirectory { .. }), "{err}");
+    // Never over a full file.
+    let mixed = temp("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    std::fs::copy(full().join("3-3.mdb"), mixed.join("3-3.mdb")).unwrap();
+    let err = pack_wdl_only(full(), &mixed, idx, PackOptions::default(), |_| {}).unwrap_err();
+    assert!(matches!(err, PackError::FullFileInOutput { .. }), "{err}");
+    assert_eq!(
+        std::fs::read(mixed.join("3-3.mdb")).unwrap(),
+        std::fs::read(full().join("3-3.mdb")).unwrap()
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_dir_all(&mixed).unwrap();
+}
+
+fn millbase(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn the_command_line_on_a_packed_directory() {
+    let out = temp("cli");
+    let (src, dst) = (full().to_str().unwrap(), out.to_str().unwrap());
+    let (ok, stdout, stderr) = millbase(&["pack", "--wdl-only", "--db", src, "--out", dst]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("packed 19 files"), "{stdout}");
+    let (ok, _, stderr) = millbase(&["pack", "--wdl-only", "--db", src, "--out", src]);
+    assert!(!ok && stderr.contains("source database"), "{stderr}");
+    let (ok, _, stderr) = millbase(&["pack", "--db", src, "--out", dst]);
+    assert!(!ok && stderr.contains("--wdl-only"), "{stderr}");
+    // A won moving-phase position and a placement position.
+    for pos in [
+        "O*O*****/@*@*****/O*****@* w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 1",
+        "startpos moves d6 d5 a7 c4",
+    ] {
+        let (ok, full_text, stderr) = millbase(&["analyze", "--db", src, "--json", pos]);
+        assert!(ok, "{stderr}");
+        let (ok, pack_text, stderr) = millbase(&["analyze", "--db", dst, "--json", pos]);
+        assert!(ok, "{stderr}");
+        let full: serde_json::Value = serde_json::from_str(&full_text).unwrap();
+        let pack: serde_json::Value = serde_json::from_str(&pack_text).unwrap();
+        assert_eq!(pack["value"], full["value"], "{pos}");
+        let strip = |v: &serde_json::Value| -> Vec<(String, String)> {
+            let mut m: Vec<_> = v["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["ply"].to_string(), m["value"].to_string()))
+                .collect();
+            m.sort();
+            m
+        };
+        assert_eq!(strip(&pack), strip(&full), "{pos}");
+        assert!(pack["moves"][0].get("distance").is_none());
+        let (ok, _, stderr) = millbase(&["probe", "--db", dst, pos]);
+        assert!(!ok && stderr.contains("pack --wdl-only"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    let (ok, stdout, _) = millbase(&["info", &format!("{dst}/3-3.mdb"), "--check"]);
+    assert!(
+        ok && stdout.contains("version 2") && stdout.contains("WDL-only"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
