@@ -593,8 +593,9 @@ impl Tablebase {
     /// side to move has no legal ply (it has lost).
     ///
     /// Reads the win/draw/loss of every ply first and depth data only for the plies
-    /// of the best result (none when it is a draw): in a large sector most children
-    /// lie in different blocks, and a depth block is the larger read.
+    /// of the best result (one when it is a draw): in a large sector most children
+    /// lie in different blocks, and a depth block is the larger read. On a WDL-only
+    /// file it fails as [`Tablebase::moves`] does.
     pub fn best_ply(&self, pos: &Position) -> Result<Option<(Ply, Value)>, ProbeError> {
         if let Kind::Lost = self.classify(pos)? {
             return Ok(None);
@@ -617,7 +618,8 @@ impl Tablebase {
         let mut best: Option<(Ply, Value)> = None;
         for (ply, child, _) in plies.iter().filter(|p| p.2 == top) {
             if top == Wdl::Draw {
-                return Ok(Some((*ply, Value::Draw)));
+                // One full read (a draw) keeps a WDL-only file's error, as `moves`.
+                return Ok(Some((*ply, self.ply_value(child)?)));
             }
             let v = self.ply_value(child)?;
             // Strictly better only: the first of equal values, as in `moves`.
