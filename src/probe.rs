@@ -597,6 +597,10 @@ impl Tablebase {
     /// lie in different blocks, and a depth block is the larger read. On a WDL-only
     /// file it fails as [`Tablebase::moves`] does.
     pub fn best_ply(&self, pos: &Position) -> Result<Option<(Ply, Value)>, ProbeError> {
+        if self.wdl_only() {
+            // The first of `moves`, which says this directory has no distances.
+            return Ok(self.moves(pos)?.into_iter().next());
+        }
         if let Kind::Lost = self.classify(pos)? {
             return Ok(None);
         }
