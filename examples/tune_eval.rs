@@ -15,7 +15,8 @@
 //! for terms the data says little about). One position in ten (by a hash of its
 //! sector and slot) is held out; the report gives the mean squared error and the
 //! win/draw/loss accuracy (thresholds chosen on the training set) of both weight
-//! sets on the held-out positions, overall and by the phase of the side to move.
+//! sets on the held-out positions, overall, by the phase of the side to move, and
+//! for placement positions by ply (stones placed so far, from the sector).
 
 use millbase::engine::eval::{
     SidePhase, TERMS, TERMS_PER_PHASE, WEIGHTS, Weights, flatten, side_phase, terms,
@@ -34,6 +35,9 @@ struct Sample {
     /// 0 (loss), 1 (draw) or 2 (win) for the side to move.
     wdl: u8,
     phase: SidePhase,
+    /// The placement ply of the sector (stones placed so far), `None` in the moving
+    /// phase.
+    ply: Option<u32>,
     held_out: bool,
 }
 
@@ -82,6 +86,7 @@ fn sample_sector(tb: &Tablebase, s: Sector, per_sector: u64) -> Vec<Sample> {
             terms: t.map(|v| v.clamp(i8::MIN as i32, i8::MAX as i32) as i8),
             wdl,
             phase: side_phase(rules, &pos, pos.to_move),
+            ply: (!s.is_moving()).then(|| s.ply(rules)),
             held_out: splitmix64(slot ^ (size << 20) ^ (s.hk as u64) << 60).is_multiple_of(10),
         });
     }
@@ -181,6 +186,34 @@ fn accuracy<'a>(samples: impl Iterator<Item = &'a Sample>, w: &[f64; TERMS], t: 
     hit as f64 / n.max(1) as f64
 }
 
+/// A row of the report: its name and which samples it takes.
+type Group = (String, Box<dyn Fn(&Sample) -> bool>);
+
+/// The report's rows: all, placing (then each placement ply of a game with
+/// `stones` per side), moving, flying.
+fn groups(stones: u32) -> Vec<Group> {
+    let phase =
+        |p: SidePhase| Box::new(move |x: &Sample| x.phase == p) as Box<dyn Fn(&Sample) -> bool>;
+    let mut rows: Vec<Group> = vec![
+        ("all".into(), Box::new(|_: &Sample| true)),
+        ("placing".into(), phase(SidePhase::Placing)),
+    ];
+    for ply in 0..2 * stones {
+        rows.push((
+            format!("  ply {ply}"),
+            Box::new(move |x: &Sample| x.ply == Some(ply)),
+        ));
+    }
+    rows.push(("moving".into(), phase(SidePhase::Moving)));
+    rows.push(("flying".into(), phase(SidePhase::Flying)));
+    rows
+}
+
+/// Stones per side of the rules of `tb`.
+fn rules_stones(tb: &Tablebase) -> u32 {
+    tb.rules().stones as u32
+}
+
 fn rounded(w: &[f64; TERMS]) -> [Weights; 3] {
     std::array::from_fn(|p| {
         Weights::from_array(std::array::from_fn(|i| {
@@ -270,19 +303,12 @@ fn main() {
         "", "shipped weights", "fitted weights"
     );
     let (band_s, band_t) = (fit_band(&train, &shipped), fit_band(&train, &tuned_f));
-    let groups: [(&str, Option<SidePhase>); 4] = [
-        ("all", None),
-        ("placing", Some(SidePhase::Placing)),
-        ("moving", Some(SidePhase::Moving)),
-        ("flying", Some(SidePhase::Flying)),
-    ];
-    for (name, phase) in groups {
-        let of = || {
-            test.iter()
-                .copied()
-                .filter(move |x| phase.is_none_or(|p| x.phase == p))
-        };
+    for (name, keep) in groups(rules_stones(&tb)) {
+        let of = || test.iter().copied().filter(|x| keep(x));
         let n = of().count();
+        if n == 0 && name.starts_with("  ") {
+            continue;
+        }
         let _ = writeln!(
             report,
             "{:<22} {:>9.4} {:>8.1}% {:>9.4} {:>8.1}%",

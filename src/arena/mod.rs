@@ -186,7 +186,9 @@ mod tests {
                 hash_mb: 16,
                 use_db: false,
                 shuffle: true,
-                eval: "shipped",
+                eval: "tuned",
+                quiescence: crate::engine::QUIESCENCE,
+                threat_extension: crate::engine::THREAT_EXTENSION,
             }
         );
         assert_eq!(
@@ -199,8 +201,20 @@ mod tests {
                 use_db: true,
                 shuffle: true,
                 eval: "tuned",
+                quiescence: crate::engine::QUIESCENCE,
+                threat_extension: crate::engine::THREAT_EXTENSION,
             }
         );
+        match "engine:depth=2,qs=4".parse::<PlayerSpec>().unwrap() {
+            PlayerSpec::Engine { quiescence, .. } => assert_eq!(quiescence, 4),
+            other => panic!("{other:?}"),
+        }
+        match "engine:depth=2,ext=yes".parse::<PlayerSpec>().unwrap() {
+            PlayerSpec::Engine {
+                threat_extension, ..
+            } => assert!(threat_extension),
+            other => panic!("{other:?}"),
+        }
         assert!(
             "engine:depth=2,eval=best"
                 .parse::<PlayerSpec>()
@@ -285,6 +299,8 @@ mod tests {
             "engine",
             "engine:depth=0",
             "engine:speed=3",
+            "engine:depth=3,qs=17",
+            "engine:depth=3,qs=-1",
             "perfect:x",
             "uci:timeout=0:x",
             "uci:nodes=-1:x",

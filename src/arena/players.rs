@@ -211,6 +211,8 @@ pub(super) fn make_player(
             use_db,
             shuffle,
             eval,
+            quiescence,
+            threat_extension,
         } => {
             let endgame = config
                 .db
@@ -224,6 +226,8 @@ pub(super) fn make_player(
                     endgame,
                     shuffle: shuffle.then_some(seed),
                     weights: weights_named(eval).expect("a known weight set"),
+                    quiescence: *quiescence,
+                    threat_extension: *threat_extension,
                     ..EngineConfig::default()
                 },
             );

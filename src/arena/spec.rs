@@ -1,6 +1,7 @@
 //! Players and openings as written on the command line.
 
 use super::*;
+use crate::engine::MAX_QUIESCENCE;
 use crate::engine::eval::NAMED;
 use crate::protocol::client::GoLimits;
 use std::str::FromStr;
@@ -87,8 +88,10 @@ pub enum PlayerSpec {
     Random,
     /// `engine:depth=D` or `engine:movetime=MS`, optionally `,hash=MB`, `,db=no`
     /// (do not give it the databases), `,shuffle=no` (no random choice among equal
-    /// root plies), `,eval=tuned` (the fitted evaluation weights; `shipped` by
-    /// default).
+    /// root plies), `,eval=shipped` (the hand-set evaluation weights; `tuned`, the
+    /// fitted ones, by default), `,qs=N` (N plies of quiescence search on captures), `,ext=yes|no`
+    /// (double mill threats made in placement searched one ply deeper); the engine's
+    /// defaults otherwise.
     Engine {
         /// Search limit.
         limit: SearchLimit,
@@ -100,6 +103,10 @@ pub enum PlayerSpec {
         shuffle: bool,
         /// The evaluation's weight set, by name (see [`crate::engine::eval::NAMED`]).
         eval: &'static str,
+        /// Plies of the quiescence search.
+        quiescence: u32,
+        /// Whether double mill threats made in placement are searched one ply deeper.
+        threat_extension: bool,
     },
     /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
     /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
@@ -217,7 +224,9 @@ impl FromStr for PlayerSpec {
             "random" if rest.is_empty() => Ok(PlayerSpec::Random),
             "engine" => {
                 let (mut limit, mut hash_mb, mut use_db, mut shuffle) = (None, 16, true, true);
-                let mut eval = "shipped";
+                let mut eval = crate::engine::eval::DEFAULT_EVAL;
+                let mut quiescence = crate::engine::QUIESCENCE;
+                let mut threat_extension = crate::engine::THREAT_EXTENSION;
                 for (k, v) in params(rest) {
                     match k {
                         "depth" => {
@@ -229,6 +238,13 @@ impl FromStr for PlayerSpec {
                         "hash" => hash_mb = number::<usize>(k, v).map_err(err)?.max(1),
                         "db" => use_db = yes_no(v).map_err(err)?,
                         "shuffle" => shuffle = yes_no(v).map_err(err)?,
+                        "ext" => threat_extension = yes_no(v).map_err(err)?,
+                        "qs" => {
+                            quiescence = number::<u32>(k, v).map_err(err)?;
+                            if quiescence > MAX_QUIESCENCE {
+                                return Err(err(format!("qs={v}: at most {MAX_QUIESCENCE} plies")));
+                            }
+                        }
                         "eval" => {
                             eval = NAMED
                                 .iter()
@@ -251,6 +267,8 @@ impl FromStr for PlayerSpec {
                     use_db,
                     shuffle,
                     eval,
+                    quiescence,
+                    threat_extension,
                 })
             }
             "uci" => uci_spec(rest).map_err(err),

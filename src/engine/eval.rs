@@ -78,6 +78,10 @@ pub const WEIGHTS: [Weights; 3] = [
     },
 ];
 
+/// The name of the weight set engines use unless told otherwise: `tuned`, which
+/// beat `shipped` in matches at depths 4 and 6 (README, "Engine and arena").
+pub const DEFAULT_EVAL: &str = "tuned";
+
 /// The weight sets by name: `shipped` ([`WEIGHTS`], set by hand) and `tuned`
 /// ([`super::tuned::TUNED`], fitted to exact values by `tools/tune-eval.sh`).
 pub const NAMED: [(&str, &[Weights; 3]); 2] =

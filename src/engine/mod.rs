@@ -64,10 +64,26 @@ pub struct EngineConfig {
     /// With a seed, plies that order equally at the root are shuffled, so that equal
     /// plies are chosen at random (repeatably for a given seed).
     pub shuffle: Option<u64>,
-    /// The evaluation's weights by phase ([`eval::WEIGHTS`] by default; see
-    /// [`eval::NAMED`]).
+    /// The evaluation's weights by phase ([`tuned::TUNED`] by default, the set
+    /// named [`eval::DEFAULT_EVAL`]; see [`eval::NAMED`]).
     pub weights: &'static [eval::Weights; 3],
+    /// Plies of captures searched beyond the nominal depth (the quiescence search;
+    /// 0: none, the static evaluation at depth 0).
+    pub quiescence: u32,
+    /// Whether a placement that makes a double mill threat (two holes of open mills,
+    /// one new, with a stone in hand to fill one) is searched one ply deeper, at
+    /// most once on a line.
+    pub threat_extension: bool,
 }
+
+/// The default [`EngineConfig::quiescence`].
+pub const QUIESCENCE: u32 = 0;
+
+/// The default [`EngineConfig::threat_extension`].
+pub const THREAT_EXTENSION: bool = false;
+
+/// The most plies of quiescence search the arena and `uci` accept.
+pub const MAX_QUIESCENCE: u32 = 16;
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -76,7 +92,9 @@ impl Default for EngineConfig {
             endgame: None,
             algorithm: Algorithm::Pvs,
             shuffle: None,
-            weights: &eval::WEIGHTS,
+            weights: &tuned::TUNED,
+            quiescence: QUIESCENCE,
+            threat_extension: THREAT_EXTENSION,
         }
     }
 }
@@ -190,6 +208,16 @@ impl Engine {
         self.config.weights = weights;
     }
 
+    /// Sets the plies of the quiescence search (0: none).
+    pub fn set_quiescence(&mut self, plies: u32) {
+        self.config.quiescence = plies;
+    }
+
+    /// Sets whether double mill threats made in placement are searched one ply deeper.
+    pub fn set_threat_extension(&mut self, on: bool) {
+        self.config.threat_extension = on;
+    }
+
     /// Sets the root shuffling seed (`None`: no shuffling).
     pub fn set_shuffle(&mut self, seed: Option<u64>) {
         self.config.shuffle = seed;
@@ -252,6 +280,8 @@ impl Engine {
             root,
             self.config.shuffle,
             self.config.weights,
+            self.config.quiescence,
+            self.config.threat_extension,
         );
         search.iterate(root, self.config.algorithm, on_info)
     }

@@ -13,7 +13,7 @@ use super::zobrist::Zobrist;
 use super::{Algorithm, Info, Limits, SearchResult};
 use crate::mix::SplitMix;
 use crate::position::{Phase, Ply, Position};
-use crate::rules::Rules;
+use crate::rules::{Bits, Rules};
 use std::sync::atomic::{AtomicBool, Ordering as MemOrder};
 use std::time::Instant;
 
@@ -76,6 +76,12 @@ pub struct Search<'a> {
     root_best: Option<(Ply, i32)>,
     shuffle: Option<u64>,
     weights: &'static [Weights; 3],
+    /// Plies of the quiescence search.
+    quiescence: u32,
+    /// Whether new mill threats in placement are searched one ply deeper.
+    threat_extension: bool,
+    /// The depth of the current iteration.
+    iteration: u32,
 }
 
 impl<'a> Search<'a> {
@@ -92,6 +98,8 @@ impl<'a> Search<'a> {
         root: &Position,
         shuffle: Option<u64>,
         weights: &'static [Weights; 3],
+        quiescence: u32,
+        threat_extension: bool,
     ) -> Search<'a> {
         let zobrist = Zobrist::get();
         // Only moving-phase positions with the root's stone counts can recur.
@@ -119,6 +127,9 @@ impl<'a> Search<'a> {
             root_best: None,
             shuffle,
             weights,
+            quiescence,
+            threat_extension,
+            iteration: 0,
         }
     }
 
@@ -149,6 +160,7 @@ impl<'a> Search<'a> {
         }
         for depth in 1..=max_depth {
             self.root_best = None;
+            self.iteration = depth;
             let score = match algorithm {
                 Algorithm::Pvs if depth >= ASPIRATION_FROM && result.depth > 0 => {
                     self.aspiration(root, depth, result.score)
@@ -330,6 +342,66 @@ impl<'a> Search<'a> {
         }
     }
 
+    /// The quiescence search: the static evaluation (standing pat), or better, a
+    /// capturing ply followed by the same search, at most `left` plies deep. Only
+    /// captures are searched, so no position can repeat.
+    fn quiesce(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: usize, left: u32) -> i32 {
+        let stand = self.leaf(pos, ply);
+        if left == 0 || stand >= beta || is_mate(stand) || ply >= MAX_PLY - 1 {
+            return stand;
+        }
+        let mut plies = std::mem::take(&mut self.plies[ply]);
+        let mut scores = std::mem::take(&mut self.scores[ply]);
+        plies.clear();
+        pos.generate(self.rules, &mut plies);
+        plies.retain(|p| p.removes());
+        self.ordering
+            .score(self.rules, pos, &plies, None, ply, &mut scores);
+        let mut best = stand;
+        alpha = alpha.max(stand);
+        for i in 0..plies.len() {
+            pick(&mut plies, &mut scores, i);
+            let child = pos.after(self.rules, plies[i]);
+            let score = -self.quiesce_child(&child, -beta, -alpha, ply + 1, left - 1);
+            if self.aborted {
+                break;
+            }
+            if score > best {
+                best = score;
+                alpha = alpha.max(score);
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+        self.plies[ply] = plies;
+        self.scores[ply] = scores;
+        if self.aborted { DRAW } else { best }
+    }
+
+    /// A node of the quiescence search after a capture: lost below three stones,
+    /// exact where the endgame covers it, else searched on.
+    fn quiesce_child(
+        &mut self,
+        pos: &Position,
+        alpha: i32,
+        beta: i32,
+        ply: usize,
+        left: u32,
+    ) -> i32 {
+        self.nodes += 1;
+        if self.check_limits() {
+            return DRAW;
+        }
+        if pos.material(pos.to_move) < 3 {
+            return lost_at(ply);
+        }
+        if let Some(value) = self.endgame.and_then(|e| e.probe(pos)) {
+            return from_value(value, ply);
+        }
+        self.quiesce(pos, alpha, beta, ply, left)
+    }
+
     /// Negamax alpha-beta with principal-variation search. `floor` is the first
     /// path index whose positions the children could repeat.
     fn negamax(
@@ -359,7 +431,7 @@ impl<'a> Search<'a> {
             }
         }
         if depth == 0 || ply >= MAX_PLY - 1 {
-            return self.leaf(pos, ply);
+            return self.quiesce(pos, alpha, beta, ply, self.quiescence);
         }
         let hit = self.table.probe(key);
         if ply > 0
@@ -439,14 +511,21 @@ impl<'a> Search<'a> {
         }
         self.path.push(key);
         let mut best = (-INFINITE, None);
+        let holes = self.rules.mill_holes(pos.own(), pos.empty(self.rules));
         for i in 0..plies.len() {
             pick(plies, scores, i);
             let p = plies[i];
             let child = pos.after(self.rules, p);
             let irreversible = p.removes() || pos.phase() == Phase::Placement;
             let child_floor = if irreversible { self.path.len() } else { floor };
+            // At most one extension on a path: only while the path's plies and depth
+            // still add up to the iteration's depth.
+            let extend = self.threat_extension
+                && ply as u32 + depth <= self.iteration
+                && makes_threat(self.rules, &child, holes);
+            let child_depth = depth - 1 + u32::from(extend);
             let search = |s: &mut Self, a: i32, b: i32| {
-                -s.negamax(&child, depth - 1, a, b, ply + 1, child_floor)
+                -s.negamax(&child, child_depth, a, b, ply + 1, child_floor)
             };
             let score = if i == 0 {
                 search(self, -beta, -alpha)
@@ -508,6 +587,16 @@ fn table_cutoff(hit: Hit, depth: u32, alpha: i32, beta: i32, ply: usize) -> Opti
         Bound::Upper if score <= alpha => Some(score),
         _ => None,
     }
+}
+
+/// Whether the ply that led to `child` made a double mill threat in placement: the
+/// mover still has a stone in hand and open mills with at least two holes, one of
+/// them new (not among the mover's `holes` before the ply), so that one blocking
+/// stone cannot stop both.
+fn makes_threat(rules: &Rules, child: &Position, holes: Bits) -> bool {
+    let mover = child.to_move.other();
+    let after = rules.mill_holes(child.opp(), child.empty(rules));
+    child.hand[mover.index()] > 0 && after & !holes != 0 && after.count_ones() >= 2
 }
 
 /// Whether the side to move must slide but has nowhere to go.

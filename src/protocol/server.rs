@@ -53,8 +53,12 @@ pub struct Options {
     pub mtdf: bool,
     /// `SanmillBestmove`: close a search with Sanmill's single line only.
     pub sanmill_bestmove: bool,
-    /// `Eval`: the evaluation's weight set (`shipped` or `tuned`).
+    /// `Eval`: the evaluation's weight set (`tuned`, the default, or `shipped`).
     pub eval: &'static str,
+    /// `Quiescence`: plies of the quiescence search on captures (0: none).
+    pub quiescence: u32,
+    /// `ThreatExtension`: double mill threats made in placement searched one ply deeper.
+    pub threat_extension: bool,
 }
 
 impl Default for Options {
@@ -67,7 +71,9 @@ impl Default for Options {
             shuffling: false,
             mtdf: false,
             sanmill_bestmove: false,
-            eval: "shipped",
+            eval: crate::engine::eval::DEFAULT_EVAL,
+            quiescence: crate::engine::QUIESCENCE,
+            threat_extension: crate::engine::THREAT_EXTENSION,
         }
     }
 }
@@ -84,7 +90,7 @@ const OPTION_LINES: &[&str] = &[
     "option name Shuffling type check default false",
     "option name UseMTDf type check default false",
     "option name SanmillBestmove type check default false",
-    "option name Eval type combo default shipped var shipped var tuned",
+    "option name Eval type combo default tuned var shipped var tuned",
 ];
 
 type Out<W> = Arc<Mutex<W>>;
@@ -202,6 +208,15 @@ impl<W: Write + Send + 'static> Uci<W> {
         self.say(&format!("id name millbase {}", env!("CARGO_PKG_VERSION")));
         self.say("id author the millbase authors");
         OPTION_LINES.iter().for_each(|l| self.say(l));
+        self.say(&format!(
+            "option name Quiescence type spin default {} min 0 max {}",
+            crate::engine::QUIESCENCE,
+            crate::engine::MAX_QUIESCENCE
+        ));
+        self.say(&format!(
+            "option name ThreatExtension type check default {}",
+            crate::engine::THREAT_EXTENSION
+        ));
         self.say("uciok");
     }
 
@@ -240,6 +255,8 @@ impl<W: Write + Send + 'static> Uci<W> {
             },
             shuffle: None,
             weights: weights_named(self.options.eval).expect("a known weight set"),
+            quiescence: self.options.quiescence,
+            threat_extension: self.options.threat_extension,
         }
     }
 
@@ -294,6 +311,14 @@ impl<W: Write + Send + 'static> Uci<W> {
                 }
                 None => Err(format!("option Eval value {value}: write shipped or tuned")),
             },
+            "quiescence" => parse_in(&value, 0, crate::engine::MAX_QUIESCENCE).map(|q| {
+                self.options.quiescence = q;
+                self.engine().set_quiescence(q);
+            }),
+            "threatextension" => parse_bool(&value).map(|b| {
+                self.options.threat_extension = b;
+                self.engine().set_threat_extension(b);
+            }),
             "threads" => Ok(()),
             key => match rule_option(self.rules, key) {
                 Some(RuleOption::Any) => Ok(()),
