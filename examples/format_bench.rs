@@ -5,6 +5,9 @@
 //!     bits per slot of the WDL and depth sections on synthetic codes, per encoding
 //! cargo run --release --example format_bench -- recode DB [K-L ...]
 //!     re-encodes real files with other encodings, levels and block sizes
+//! cargo run --release --example format_bench -- placement DB [PROBES] [K-L-HK-HL ...]
+//!     the same for placement sectors (all, or the ones named), with best-ply
+//!     latency on the first (blocks cold) and second pass
 //! cargo run --release --example format_bench -- probe DB [PROBES]
 //!     random WDL and full probes per second (cold and warm, one thread), and
 //!     best-ply latency, per subspace present in DB (WDL only in a directory made
@@ -330,11 +333,12 @@ fn placement(args: &[String]) {
             t.elapsed().as_secs_f64()
         );
     }
+    let only = &args[2.min(args.len())..];
     let mut r = Mix(42);
     for s in tb
         .available_sectors()
         .into_iter()
-        .filter(|s| !s.is_moving())
+        .filter(|s| !s.is_moving() && (only.is_empty() || only.contains(&s.to_string())))
     {
         let positions: Vec<Position> = (0..n)
             .map(|_| {
@@ -396,7 +400,7 @@ fn main() {
         Some("placement") if args.len() > 1 => placement(&args[1..]),
         _ => {
             eprintln!(
-                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] | placement DB [PROBES]"
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] | placement DB [PROBES] [K-L-HK-HL ...]"
             );
             std::process::exit(2);
         }
