@@ -108,6 +108,9 @@ pub struct ArenaConfig {
     pub seed: u64,
     /// Games played at once.
     pub threads: usize,
+    /// Play only this game of the run (its opening and seeds as in the whole run),
+    /// so that a run can be split into single games and resumed; `None`: every game.
+    pub only_game: Option<usize>,
     /// A game is drawn after this many plies without a removal (0: never).
     pub max_quiet: u32,
     /// A game is drawn after this many plies in all, opening excluded (0: never).
@@ -139,6 +142,7 @@ impl ArenaConfig {
             openings: Openings::Random(0),
             seed: 1,
             threads: 1,
+            only_game: None,
             max_quiet: 100,
             max_plies: 1000,
             rules,
@@ -330,5 +334,24 @@ mod tests {
         assert_eq!(recs[1].white, Side::B);
         let again = run(&c, &|_| {}).unwrap();
         assert_eq!(recs[3].moves, again[3].moves);
+    }
+
+    #[test]
+    fn one_game_of_a_run_is_that_game() {
+        let mut c = ArenaConfig::new(PlayerSpec::Random, PlayerSpec::Random, 6);
+        c.openings = Openings::Random(3);
+        let all = run(&c, &|_| {}).unwrap();
+        for g in [0, 3, 5] {
+            c.only_game = Some(g);
+            let one = run(&c, &|_| {}).unwrap();
+            assert_eq!(one.len(), 1);
+            assert_eq!(one[0].game, g);
+            assert_eq!(one[0].white, all[g].white);
+            assert_eq!(one[0].opening, all[g].opening);
+            assert_eq!(one[0].moves, all[g].moves);
+        }
+        c.only_game = Some(6);
+        let err = run(&c, &|_| {}).unwrap_err().to_string();
+        assert!(err.contains("game 6 is not in a run of 6 games"), "{err}");
     }
 }

@@ -5,9 +5,9 @@ use crate::game::Game;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Plays every game of `config`, `config.threads` at a time, calling `progress` after
-/// each; the records come in game order. The first error (by game number) stops the
-/// run.
+/// Plays every game of `config` (or only [`ArenaConfig::only_game`]),
+/// `config.threads` at a time, calling `progress` after each; the records come in
+/// game order. The first error (by game number) stops the run.
 pub fn run(
     config: &ArenaConfig,
     progress: &(dyn Fn(&GameRecord) + Sync),
@@ -22,6 +22,16 @@ pub fn run(
             config.rules.name
         )));
     }
+    let games = match config.only_game {
+        Some(g) if g >= config.games => {
+            return Err(ArenaError::Start(format!(
+                "game {g} is not in a run of {} games (numbered from 0)",
+                config.games
+            )));
+        }
+        Some(g) => g..g + 1,
+        None => 0..config.games,
+    };
     let pairs = config.games.div_ceil(2);
     let openings: Vec<Game> = (0..pairs)
         .map(|p| opening(config, p))
@@ -43,9 +53,9 @@ pub fn run(
             .num_threads(config.threads)
             .build()
             .map_err(|e| ArenaError::Start(format!("cannot start threads: {e}")))?;
-        pool.install(|| (0..config.games).into_par_iter().map(play).collect())
+        pool.install(|| games.into_par_iter().map(play).collect())
     } else {
-        (0..config.games).map(play).collect()
+        games.map(play).collect()
     };
     // An error aborts the rest; report the first error in game order.
     let mut records = Vec::with_capacity(config.games);
