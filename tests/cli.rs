@@ -208,3 +208,21 @@ fn flags_after_a_position_are_flags_not_fen_fields() {
     let err = fails(&["show", &format!("{fen} junk")]);
     assert!(err.contains("junk"), "{err}");
 }
+
+#[test]
+fn the_arena_piped_into_a_reader_that_stops_is_no_panic() {
+    // `millbase arena ... | head -0`: the reader has gone before the summary is
+    // written (the games take longer than closing the pipe).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["arena", "random", "random", "--games", "400", "--quiet"])
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the millbase binary runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{stderr}");
+}

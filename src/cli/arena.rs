@@ -41,6 +41,10 @@ pub struct ArenaArgs {
     /// Games played at once.
     #[arg(long, default_value_t = 1, value_parser = super::at_least_one)]
     threads: usize,
+    /// Play only game N of the run (from 0; its opening and seeds as in the whole
+    /// run, so a match can be played one game at a time and resumed).
+    #[arg(long, value_name = "N")]
+    only_game: Option<usize>,
     /// Database directory (for perfect, for engines, and to find blunders).
     #[arg(long)]
     db: Option<PathBuf>,
@@ -127,13 +131,14 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     }
     config.seed = args.seed;
     config.threads = args.threads.max(1);
+    config.only_game = args.only_game;
     config.max_quiet = args.max_quiet;
     config.max_plies = args.max_plies;
     config.db = db;
     config.db_dir = args.db.clone();
 
     let bar = ProgressBar::with_draw_target(
-        Some(config.games as u64),
+        Some(config.only_game.map_or(config.games, |_| 1) as u64),
         if args.quiet {
             ProgressDrawTarget::hidden()
         } else {
@@ -159,10 +164,20 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         file.flush()
             .with_context(|| format!("--out {}", path.display()))?;
     }
-    if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+    let text = if args.json {
+        format!("{}\n", serde_json::to_string(&summary)?)
     } else {
-        print!("{summary}");
+        summary.to_string()
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // The reader stopped reading (`millbase arena ... | head`): SIGPIPE is
+        // ignored here (above), so the write fails instead; that is no error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.context("writing the summary")?,
     }
     Ok(ExitCode::SUCCESS)
 }
