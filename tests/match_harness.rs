@@ -123,10 +123,19 @@ fn statistics_match_a_hand_computation() {
     assert!(s["sprt"]["decision"].is_null());
 }
 
+fn lines_of(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
-fn counts_equal_the_arenas_own_report() {
+fn games_and_counts_equal_one_arena_run() {
     // The 4-stone game (both phases, a second to build): the engine against perfect
-    // play from all 24 first placements with both colours.
+    // play from all 24 first placements with both colours, one arena run per game
+    // against one arena run of all 48.
     let db = temp("g4");
     let _ = std::fs::remove_dir_all(&db);
     let built = Command::new(millbase())
@@ -137,9 +146,23 @@ fn counts_equal_the_arenas_own_report() {
     assert!(built.status.success());
     let db_s = db.to_str().unwrap();
     let engine = "engine:depth=2,db=no";
+    let log = temp("fp.jsonl");
+    let _ = std::fs::remove_file(&log);
+    let log_s = log.to_str().unwrap();
     let s = json_of(&harness(&[
-        "perfect", engine, "--db", db_s, "--games", "48", "--json",
+        "perfect",
+        engine,
+        "--db",
+        db_s,
+        "--games",
+        "48",
+        "--threads",
+        "2",
+        "--log",
+        log_s,
+        "--json",
     ]));
+    let all = temp("fp-arena.jsonl");
     let arena = Command::new(millbase())
         .args(["arena", engine, "perfect", "--db", db_s])
         .args([
@@ -150,11 +173,22 @@ fn counts_equal_the_arenas_own_report() {
             "--seed",
             "1",
         ])
-        .args(["--quiet", "--json"])
+        .args(["--quiet", "--json", "--out"])
+        .arg(&all)
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&db);
     assert!(arena.status.success());
+    let mut mine = lines_of(&log);
+    let theirs = lines_of(&all);
+    let _ = (std::fs::remove_file(&log), std::fs::remove_file(&all));
+    mine.sort_by_key(|r| r["game"].as_u64());
+    assert_eq!(mine.len(), 48);
+    for (m, t) in mine.iter().zip(&theirs) {
+        for key in ["game", "white", "opening", "moves", "winner", "reason"] {
+            assert_eq!(m[key], t[key], "game {}: {key}", t["game"]);
+        }
+    }
     let a: Value = serde_json::from_slice(&arena.stdout).unwrap();
     assert_eq!(s["games"], 48);
     assert_eq!(s["pairs"], 24);
@@ -183,25 +217,82 @@ fn counts_equal_the_arenas_own_report() {
 }
 
 #[test]
+fn a_logged_match_resumes_where_it_stopped() {
+    let log = temp("resume.jsonl");
+    let _ = std::fs::remove_file(&log);
+    let log_s = log.to_str().unwrap();
+    let (a, b) = ("engine:depth=1,db=no", "random");
+    let first = json_of(&harness(&[
+        "ab", a, b, "--games", "4", "--log", log_s, "--json",
+    ]));
+    assert_eq!(first["games"], 4);
+    let before = std::fs::read_to_string(&log).unwrap();
+    // An interrupted write leaves half a line: it is dropped, the game played again.
+    std::fs::write(&log, format!("{before}{{\"game\": 4, \"a\"")).unwrap();
+    let more = json_of(&harness(&[
+        "ab", a, b, "--games", "6", "--log", log_s, "--json",
+    ]));
+    assert_eq!(more["games"], 6);
+    let after = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the log's games are kept as they were"
+    );
+    let games: Vec<u64> = lines_of(&log)
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect();
+    assert_eq!(games, [0, 1, 2, 3, 4, 5]);
+    // The same games from scratch: what the resumed match played is that match.
+    let fresh = json_of(&harness(&["ab", a, b, "--games", "6", "--json"]));
+    assert_eq!(
+        (&fresh["wins"], &fresh["draws"], &fresh["losses"]),
+        (&more["wins"], &more["draws"], &more["losses"])
+    );
+    // Nothing left to play: the log is reported as it is.
+    let again = json_of(&harness(&[
+        "ab", a, b, "--games", "6", "--log", log_s, "--json",
+    ]));
+    assert_eq!(again["games"], 6);
+    // Another match cannot continue this log.
+    let out = harness(&[
+        "ab",
+        "engine:depth=2,db=no",
+        b,
+        "--games",
+        "8",
+        "--log",
+        log_s,
+    ]);
+    let _ = std::fs::remove_file(&log);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("another match")
+            && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
 fn sprt_stops_a_decided_match() {
     // Depth 2 (hand-set weights) against random moves: every pair is won, so
-    // SPRT(0, 200) accepts H1 after the first batch of two pairs instead of playing
-    // all 40 games.
+    // SPRT(0, 200) accepts H1 after the first pair (LLR 9.6 > ln 19) instead of
+    // playing all 40 games.
     let s = json_of(&harness(&[
         "ab",
         "engine:depth=2,db=no,eval=shipped",
         "random",
         "--games",
         "40",
-        "--batch",
-        "2",
         "--sprt",
         "0",
         "200",
         "--json",
     ]));
-    assert_eq!(s["games"], 4, "{s}");
-    assert_eq!(s["wins"], 4, "{s}");
+    assert_eq!(s["games"], 2, "{s}");
+    assert_eq!(s["wins"], 2, "{s}");
     assert!(s["sprt"]["decision"].as_str().unwrap().starts_with("H1"));
     assert!(s["sprt"]["llr"].as_f64().unwrap() >= s["sprt"]["upper"].as_f64().unwrap());
 }

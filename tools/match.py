@@ -10,11 +10,16 @@ with 95% intervals, and a sequential probability ratio test (SPRT).
 
 Players are the arena's specs (`millbase arena --help`): `engine:movetime=100,db=no`,
 `engine:depth=4,eval=tuned`, `uci:movetime=100:/path/to/old/millbase uci` (another
-binary), `perfect`. Games are played in batches (`--batch` pairs, the arena's seed
-advanced each batch so the openings differ); both games of a pair start from the same
-position with colours swapped. After each batch the statistics are recomputed and,
-with `--sprt ELO0 ELO1`, the test stops the match once its log-likelihood ratio
-leaves (log(beta/(1-alpha)), log((1-beta)/alpha)).
+binary), `perfect`. Game k of a match is game k of one `millbase arena` run over the
+whole match (same openings, same seeds), played in an arena run of its own
+(`--only-game k`), so that a match is resumable: with `--log FILE` every finished game
+is appended to FILE (JSON lines) at once, and the same command run again plays only
+the games the log lacks, then reports over all of them (a log only continues the match
+it was started for: same players, openings, seed, start and databases). Both games of
+a pair (2k, 2k+1) start from the same position with colours swapped; A is White in
+even games. After each game the statistics are recomputed and, with `--sprt ELO0
+ELO1`, the match stops once the test's log-likelihood ratio leaves
+(log(beta/(1-alpha)), log((1-beta)/alpha)).
 
 Statistics (for player A):
 - score = (wins + draws/2) / games, with the pentanomial 95% interval: each pair of
@@ -31,12 +36,15 @@ Standard library only (python3 >= 3.9).
 """
 
 import argparse
+import hashlib
+import concurrent.futures
 import json
 import math
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 Z95 = 1.959964
 VARIANCE_FLOOR = 0.01
@@ -78,8 +86,9 @@ def game_score(record):
 
 
 def pairs_of(records):
-    """Consecutive games with the same opening and swapped colours, as pairs; a
-    record without its partner is left out of the pair statistics."""
+    """Games 2k and 2k+1 (same opening, swapped colours) as pairs; a record without
+    its partner is left out of the pair statistics. (Logs of the harness's batch
+    days number games within a batch.)"""
     by_key = {}
     for r in records:
         by_key.setdefault((r.get("batch", 0), r["game"] // 2), []).append(r)
@@ -104,6 +113,14 @@ def sprt(pair_scores, elo0, elo1, alpha, beta):
         "H0 (elo <= %g)" % elo0 if llr <= lower else None)
     return {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta,
             "llr": llr, "lower": lower, "upper": upper, "decision": decision}
+
+
+def builds_of(records):
+    """Games per millbase build (records of the batch days have none)."""
+    out = {}
+    for r in records:
+        out[r.get("build", "unknown")] = out.get(r.get("build", "unknown"), 0) + 1
+    return out
 
 
 def summarize(records, sprt_args=None):
@@ -139,7 +156,8 @@ def summarize(records, sprt_args=None):
            "b": records[0]["b"] if records else None,
            "games": games, "wins": wins, "draws": draws, "losses": losses,
            "pairs": n, "pentanomial": pentanomial, "score": score,
-           "draw_rate": wilson(draws, games), "by_colour": colours}
+           "draw_rate": wilson(draws, games), "by_colour": colours,
+           "builds": builds_of(records)}
     if sprt_args is not None:
         out["sprt"] = sprt(pair_scores, *sprt_args)
     return out
@@ -177,6 +195,9 @@ def report_text(s):
                      % (colour, c["games"], c["wins"], c["draws"], c["losses"],
                         rate_text(c["win_rate"]), rate_text(c["draw_rate"]),
                         rate_text(c["loss_rate"])))
+    if len(s["builds"]) > 1:
+        lines.append("  played by %d millbase builds: %s" % (len(s["builds"]), ", ".join(
+            "%s (%d games)" % kv for kv in sorted(s["builds"].items()))))
     t = s.get("sprt")
     if t:
         lines.append("  SPRT elo0=%g elo1=%g alpha=%g beta=%g: LLR %.3f in (%.3f, %.3f): %s"
@@ -185,9 +206,17 @@ def report_text(s):
     return "\n".join(lines) + "\n"
 
 
-def arena_command(args, a, b, games, seed, out):
-    cmd = [args.millbase, "arena", a, b, "--games", str(games), "--openings", args.openings,
-           "--seed", str(seed), "--threads", str(args.threads), "--quiet", "--json",
+def arena_command(args, a, b, game, out):
+    """The arena run that plays game number `game` of the match, and only it: the
+    arena computes the openings and seeds of the whole run, so the game is the one a
+    single run of all games would play."""
+    if args.openings == "first-placements":
+        # --games counts rounds here; a round has at least two games.
+        size = game // 2 + 1
+    else:
+        size = game + 1
+    cmd = [args.millbase, "arena", a, b, "--games", str(size), "--openings", args.openings,
+           "--seed", str(args.seed), "--only-game", str(game), "--quiet", "--json",
            "--out", out]
     if args.start:
         cmd += ["--start", args.start]
@@ -196,47 +225,155 @@ def arena_command(args, a, b, games, seed, out):
     return cmd
 
 
+def setup_of(args, a, b):
+    """What makes two runs the same match: a log only continues its own match."""
+    return {"a": a, "b": b, "openings": args.openings, "seed": args.seed,
+            "start": args.start, "db": args.db}
+
+
+def load_log(path, setup):
+    """The games already in a log, by game number; a line cut off by an interrupted
+    write is dropped (and the file cut back to its last whole line)."""
+    if not os.path.exists(path):
+        return {}
+    with open(path, "rb") as f:
+        data = f.read()
+    whole = data[: data.rfind(b"\n") + 1]
+    if len(whole) < len(data):
+        sys.stderr.write("%s: dropping an unfinished last line\n" % path)
+        with open(path, "wb") as f:
+            f.write(whole)
+    done = {}
+    for number, line in enumerate(whole.decode().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            sys.exit("error: %s line %d: %s" % (path, number, e))
+        if r.get("setup") != setup:
+            sys.exit("error: %s holds games of another match (%s); use another --log"
+                     % (path, json.dumps(r.get("setup"))))
+        done[r["game"]] = r
+    return done
+
+
+def append_log(path, record):
+    """Appends one game to the log and makes it durable before the next starts."""
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def build_of(path):
+    """The first 12 hex digits of the SHA-256 of the millbase binary: each game records
+    the build that played it, and the report says when a log mixes builds."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def play_one(args, a, b, game, tmp):
+    """Plays game `game` in its own arena run; returns its record."""
+    out = os.path.join(tmp, "game%d.jsonl" % game)
+    started = time.monotonic()
+    run = subprocess.run(arena_command(args, a, b, game, out), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    if run.returncode != 0:
+        why = run.stderr.strip().splitlines()
+        why = why[-1].removeprefix("error: ") if why else "exit %d" % run.returncode
+        raise RuntimeError("the arena failed: %s" % why)
+    with open(out) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    os.remove(out)
+    if len(records) != 1 or records[0]["game"] != game:
+        raise RuntimeError("the arena played %d games for game %d" % (len(records), game))
+    r = records[0]
+    r["build"] = args.build
+    r["seconds"] = round(time.monotonic() - started, 2)
+    r["load"] = [round(x, 2) for x in os.getloadavg()]
+    return r
+
+
 def play(args, a, b):
-    """Plays batches until the games are played or the SPRT decides; returns the
-    records, each tagged with its batch."""
-    per_batch = args.batch if args.openings != "first-placements" else 1
-    games_per_unit = 48 if args.openings == "first-placements" else 2
-    records = []
-    batch = 0
+    """Plays the match's missing games, `--threads` at a time, appending each finished
+    game to the log; stops early once the SPRT decides. Returns every record."""
+    total = args.games + args.games % 2
+    setup = setup_of(args, a, b)
+    done = load_log(args.log, setup) if args.log else {}
+    todo = [g for g in range(total) if g not in done]
     sprt_args = tuple(args.sprt) + (args.alpha, args.beta) if args.sprt else None
-    with tempfile.TemporaryDirectory(prefix="millbase-match-") as tmp:
-        while len(records) < args.games:
-            left = args.games - len(records)
-            units = max(1, min(per_batch, math.ceil(left / games_per_unit)))
-            games = units if args.openings == "first-placements" else 2 * units
-            out = os.path.join(tmp, "batch%d.jsonl" % batch)
-            cmd = arena_command(args, a, b, games, args.seed + batch, out)
-            if args.dry_run:
-                print(" ".join(quote(c) for c in cmd))
-                return []
-            run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if run.returncode != 0:
-                why = run.stderr.strip().splitlines()
-                why = why[-1].removeprefix("error: ") if why else "exit %d" % run.returncode
-                sys.exit("error: the arena failed: %s" % why)
-            with open(out) as f:
-                for line in f:
-                    r = json.loads(line)
-                    r["batch"] = batch
-                    records.append(r)
-            batch += 1
-            s = summarize(records, sprt_args)
-            if not args.json:
-                sys.stderr.write("after %d games: score %s, draws %s%s\n" % (
-                    s["games"], pct(s["score"]["score"]), pct(s["draw_rate"][0]),
-                    (", LLR %.2f" % s["sprt"]["llr"]) if sprt_args else ""))
-            if args.save:
-                with open(args.save, "w") as f:
-                    for r in records:
-                        f.write(json.dumps(r) + "\n")
-            if sprt_args and s["sprt"]["decision"]:
-                break
-    return records
+    if args.dry_run:
+        print(" ".join(quote(c) for c in arena_command(args, a, b, todo[0] if todo else 0,
+                                                        "GAME.jsonl")))
+        return []
+    args.build = build_of(args.millbase)
+    if done and not args.json:
+        sys.stderr.write("%s: %d games played, %d to go\n" % (args.log, len(done), len(todo)))
+
+    def decided():
+        return sprt_args and summarize(list(done.values()), sprt_args)["sprt"]["decision"]
+
+    with tempfile.TemporaryDirectory(prefix="millbase-match-") as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.threads) as pool:
+        pending = {}
+        queue = iter(todo)
+        stop = decided()
+        try:
+            while not stop:
+                while len(pending) < args.threads:
+                    game = next(queue, None)
+                    if game is None:
+                        break
+                    pending[pool.submit(play_one, args, a, b, game, tmp)] = game
+                if not pending:
+                    break
+                finished, _ = concurrent.futures.wait(
+                    pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in finished:
+                    del pending[future]
+                    try:
+                        r = future.result()
+                    except RuntimeError as e:
+                        for other in pending:
+                            other.cancel()
+                        sys.exit("error: %s" % e)
+                    r["setup"] = setup
+                    done[r["game"]] = r
+                    if args.log:
+                        append_log(args.log, r)
+                    if not args.json:
+                        progress(r, summarize(list(done.values()), sprt_args), sprt_args)
+                stop = decided()
+            for future in concurrent.futures.as_completed(list(pending)):
+                try:
+                    r = future.result()
+                except RuntimeError as e:
+                    sys.exit("error: %s" % e)
+                r["setup"] = setup
+                done[r["game"]] = r
+                if args.log:
+                    append_log(args.log, r)
+        except KeyboardInterrupt:
+            for other in pending:
+                other.cancel()
+            sys.exit("interrupted: %d games%s; the same command continues"
+                     % (len(done), " in " + args.log if args.log else ""))
+    return [done[g] for g in sorted(done)]
+
+
+def progress(r, s, sprt_args):
+    """One line per finished game, on stderr."""
+    winner = {"A": "A wins", "B": "B wins", None: "draw"}[r["winner"]]
+    sys.stderr.write("game %d (A %s): %s, %s, %d plies, %.0f s; after %d games: score %s, "
+                     "draws %s%s\n" % (
+                         r["game"], "White" if r["white"] == "A" else "Black", winner,
+                         r["reason"], r["plies"], r.get("seconds", 0), s["games"],
+                         pct(s["score"]["score"]), pct(s["draw_rate"][0]),
+                         (", LLR %.2f" % s["sprt"]["llr"]) if sprt_args else ""))
 
 
 def quote(word):
@@ -251,14 +388,14 @@ def main(argv=None):
                    help="the millbase binary whose arena plays (default target/release/millbase)")
     p.add_argument("--db", help="database directory (perfect play, blunder checks)")
     p.add_argument("--games", type=int, default=100,
-                   help="most games (rounded up to whole pairs, or to rounds of 48)")
-    p.add_argument("--batch", type=int, default=10, help="pairs per arena run")
+                   help="games 0 to GAMES-1 of the match (rounded up to a whole pair)")
     p.add_argument("--openings", default=None,
                    help="the arena's --openings (ab: default random:4; sanmill and perfect: "
-                        "first-placements, a batch is then a round of 48 games)")
+                        "first-placements: game 2k and 2k+1 from first placement k mod 24)")
     p.add_argument("--start", help="the arena's --start")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=1, help="games at once (the arena's --threads)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="games at once (each in its own arena run)")
     p.add_argument("--movetime", type=int, help="sanmill: ms per move for both engines")
     p.add_argument("--engine", default="db=no",
                    help="sanmill: millbase engine parameters besides movetime (default db=no)")
@@ -268,13 +405,15 @@ def main(argv=None):
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"))
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--beta", type=float, default=0.05)
-    p.add_argument("--save", help="write every game record (JSON lines) here")
+    p.add_argument("--log", help="append every finished game (a JSON line) here; rerunning the "
+                   "same command with the same log plays only the games it lacks")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--dry-run", action="store_true", help="print the first arena command only")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the arena command of the next game only")
     args = p.parse_args(argv)
 
-    if args.games < 1 or args.batch < 1 or args.threads < 1:
-        p.error("--games, --batch and --threads must be at least 1")
+    if args.games < 1 or args.threads < 1:
+        p.error("--games and --threads must be at least 1")
     if args.sprt and not (args.sprt[0] < args.sprt[1] and 0 < args.alpha < 1 and 0 < args.beta < 1):
         p.error("--sprt ELO0 ELO1 needs ELO0 < ELO1 and alpha, beta in (0, 1)")
     need = {"ab": 2, "sanmill": 0, "perfect": 1, "report": 1}[args.mode]
