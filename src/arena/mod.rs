@@ -193,6 +193,7 @@ mod tests {
                 eval: "tuned",
                 quiescence: crate::engine::QUIESCENCE,
                 threat_extension: crate::engine::THREAT_EXTENSION,
+                quiet_damping: crate::engine::QUIET_DAMPING,
             }
         );
         assert_eq!(
@@ -207,10 +208,15 @@ mod tests {
                 eval: "tuned",
                 quiescence: crate::engine::QUIESCENCE,
                 threat_extension: crate::engine::THREAT_EXTENSION,
+                quiet_damping: crate::engine::QUIET_DAMPING,
             }
         );
         match "engine:depth=2,qs=4".parse::<PlayerSpec>().unwrap() {
             PlayerSpec::Engine { quiescence, .. } => assert_eq!(quiescence, 4),
+            other => panic!("{other:?}"),
+        }
+        match "engine:depth=2,damp=yes".parse::<PlayerSpec>().unwrap() {
+            PlayerSpec::Engine { quiet_damping, .. } => assert!(quiet_damping),
             other => panic!("{other:?}"),
         }
         match "engine:depth=2,ext=yes".parse::<PlayerSpec>().unwrap() {

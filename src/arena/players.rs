@@ -213,6 +213,7 @@ pub(super) fn make_player(
             eval,
             quiescence,
             threat_extension,
+            quiet_damping,
         } => {
             let endgame = config
                 .db
@@ -228,6 +229,7 @@ pub(super) fn make_player(
                     weights: weights_named(eval).expect("a known weight set"),
                     quiescence: *quiescence,
                     threat_extension: *threat_extension,
+                    quiet_damping: *quiet_damping,
                     ..EngineConfig::default()
                 },
             );

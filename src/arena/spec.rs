@@ -90,8 +90,9 @@ pub enum PlayerSpec {
     /// (do not give it the databases), `,shuffle=no` (no random choice among equal
     /// root plies), `,eval=shipped` (the hand-set evaluation weights; `tuned`, the
     /// fitted ones, by default), `,qs=N` (N plies of quiescence search on captures), `,ext=yes|no`
-    /// (double mill threats made in placement searched one ply deeper); the engine's
-    /// defaults otherwise.
+    /// (double mill threats made in placement searched one ply deeper), `,damp=yes|no`
+    /// (evaluations shrink towards a draw near the 100-ply no-capture rule); the
+    /// engine's defaults otherwise.
     Engine {
         /// Search limit.
         limit: SearchLimit,
@@ -107,6 +108,8 @@ pub enum PlayerSpec {
         quiescence: u32,
         /// Whether double mill threats made in placement are searched one ply deeper.
         threat_extension: bool,
+        /// Whether evaluations shrink towards a draw near the no-capture rule.
+        quiet_damping: bool,
     },
     /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
     /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
@@ -227,6 +230,7 @@ impl FromStr for PlayerSpec {
                 let mut eval = crate::engine::eval::DEFAULT_EVAL;
                 let mut quiescence = crate::engine::QUIESCENCE;
                 let mut threat_extension = crate::engine::THREAT_EXTENSION;
+                let mut quiet_damping = crate::engine::QUIET_DAMPING;
                 for (k, v) in params(rest) {
                     match k {
                         "depth" => {
@@ -239,6 +243,7 @@ impl FromStr for PlayerSpec {
                         "db" => use_db = yes_no(v).map_err(err)?,
                         "shuffle" => shuffle = yes_no(v).map_err(err)?,
                         "ext" => threat_extension = yes_no(v).map_err(err)?,
+                        "damp" => quiet_damping = yes_no(v).map_err(err)?,
                         "qs" => {
                             quiescence = number::<u32>(k, v).map_err(err)?;
                             if quiescence > MAX_QUIESCENCE {
@@ -269,6 +274,7 @@ impl FromStr for PlayerSpec {
                     eval,
                     quiescence,
                     threat_extension,
+                    quiet_damping,
                 })
             }
             "uci" => uci_spec(rest).map_err(err),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub struct ArenaArgs {
     /// Player A: perfect, perfect:strict, perfect:trap, random, engine:depth=D,
     /// engine:movetime=MS (options ,hash=MB ,db=no ,shuffle=no ,eval=shipped|tuned
-    /// ,qs=PLIES ,ext=yes|no), uci:COMMAND or
+    /// ,qs=PLIES ,ext=yes|no ,damp=yes|no), uci:COMMAND or
     /// uci:PARAMS:COMMAND (PARAMS: depth=D,movetime=MS,nodes=N,timeout=S,db=yes,
     /// option.NAME=VALUE).
     a: String,

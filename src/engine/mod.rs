@@ -34,7 +34,7 @@ mod zobrist;
 pub use endgame::Endgame;
 
 use crate::game::Game;
-use crate::position::{Ply, Position};
+use crate::position::{Color, Ply, Position};
 use crate::rules::Rules;
 use crate::value::Value;
 use std::sync::Arc;
@@ -74,6 +74,9 @@ pub struct EngineConfig {
     /// one new, with a stone in hand to fill one) is searched one ply deeper, at
     /// most once on a line.
     pub threat_extension: bool,
+    /// Whether leaf evaluations shrink towards a draw as the plies without a
+    /// removal near the 100-ply rule ([`search::damped`]).
+    pub quiet_damping: bool,
 }
 
 /// The default [`EngineConfig::quiescence`].
@@ -81,6 +84,10 @@ pub const QUIESCENCE: u32 = 0;
 
 /// The default [`EngineConfig::threat_extension`].
 pub const THREAT_EXTENSION: bool = false;
+
+/// The default [`EngineConfig::quiet_damping`]: off, as a match at depth 4 against
+/// the engine without it did not show a gain (README, "Engine and arena").
+pub const QUIET_DAMPING: bool = false;
 
 /// The most plies of quiescence search the arena and `uci` accept.
 pub const MAX_QUIESCENCE: u32 = 16;
@@ -95,6 +102,7 @@ impl Default for EngineConfig {
             weights: &tuned::TUNED,
             quiescence: QUIESCENCE,
             threat_extension: THREAT_EXTENSION,
+            quiet_damping: QUIET_DAMPING,
         }
     }
 }
@@ -239,16 +247,39 @@ impl Engine {
         on_info: &mut dyn FnMut(&Info),
     ) -> SearchResult {
         let (root, history) = game.history.split_last().expect("a game has a position");
-        self.search(root, history, limits, stop, on_info)
+        let quiet = game.counters.plies_since_removal;
+        self.search_from(root, history, quiet, limits, stop, on_info)
     }
 
     /// Searches `root`, reached through the positions `history` (oldest first, for
     /// repetition draws), within `limits` or until `stop` is set. `on_info` is
     /// called after each completed iteration.
+    ///
+    /// The plies since the last removal (for [`search::damped`]) are counted in
+    /// `history`: the positions at its end with the root's number of stones.
     pub fn search(
         &mut self,
         root: &Position,
         history: &[Position],
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&Info),
+    ) -> SearchResult {
+        let stones = |p: &Position| p.material(Color::White) + p.material(Color::Black);
+        let quiet = history
+            .iter()
+            .rev()
+            .take_while(|p| stones(p) == stones(root))
+            .count() as u32;
+        self.search_from(root, history, quiet, limits, stop, on_info)
+    }
+
+    /// [`Engine::search`] `quiet` plies after the last removal.
+    fn search_from(
+        &mut self,
+        root: &Position,
+        history: &[Position],
+        quiet: u32,
         limits: &Limits,
         stop: &AtomicBool,
         on_info: &mut dyn FnMut(&Info),
@@ -282,6 +313,7 @@ impl Engine {
             self.config.weights,
             self.config.quiescence,
             self.config.threat_extension,
+            Some(quiet).filter(|_| self.config.quiet_damping),
         );
         search.iterate(root, self.config.algorithm, on_info)
     }

@@ -25,6 +25,25 @@ const ASPIRATION_FROM: u32 = 4;
 const ASPIRATION: i32 = 40;
 /// Longest principal variation reported when playing by exact values.
 const EXACT_PV: usize = 12;
+/// Plies without a removal after which a game is drawn: the arena's default and
+/// Sanmill's (the rules the databases solve have no such limit).
+pub const QUIET_LIMIT: u32 = 100;
+/// Plies without a removal after which evaluations start to shrink towards a draw
+/// ([`damped`]).
+pub const QUIET_GRACE: u32 = 20;
+
+/// An evaluation `score` at a node `quiet` plies after the last removal, shrunk
+/// linearly from its full value at [`QUIET_GRACE`] plies to a draw at
+/// [`QUIET_LIMIT`]: a side that is ahead but makes no progress (no removal) sees
+/// its advantage melt away, and prefers a line that removes a stone; a side that is
+/// behind prefers to run out the count.
+pub fn damped(score: i32, quiet: u32) -> i32 {
+    if quiet <= QUIET_GRACE {
+        return score;
+    }
+    let left = QUIET_LIMIT.saturating_sub(quiet) as i64;
+    (score as i64 * left / (QUIET_LIMIT - QUIET_GRACE) as i64) as i32
+}
 
 /// Plays a covered root by exact values: `None` unless the root and all its
 /// successors are covered.
@@ -82,6 +101,11 @@ pub struct Search<'a> {
     threat_extension: bool,
     /// The depth of the current iteration.
     iteration: u32,
+    /// Per ply of the current line: plies since the last removal (the root's from
+    /// the game).
+    quiet: Vec<u32>,
+    /// Whether leaf evaluations are [`damped`] by `quiet`.
+    damping: bool,
 }
 
 impl<'a> Search<'a> {
@@ -100,6 +124,7 @@ impl<'a> Search<'a> {
         weights: &'static [Weights; 3],
         quiescence: u32,
         threat_extension: bool,
+        quiet: Option<u32>,
     ) -> Search<'a> {
         let zobrist = Zobrist::get();
         // Only moving-phase positions with the root's stone counts can recur.
@@ -130,6 +155,12 @@ impl<'a> Search<'a> {
             quiescence,
             threat_extension,
             iteration: 0,
+            quiet: {
+                let mut q = vec![0; MAX_PLY + 2];
+                q[0] = quiet.unwrap_or(0);
+                q
+            },
+            damping: quiet.is_some(),
         }
     }
 
@@ -343,10 +374,16 @@ impl<'a> Search<'a> {
     }
 
     /// The score of a node at depth 0: a loss if the side to move is blocked,
-    /// otherwise the static evaluation.
+    /// otherwise the static evaluation ([`damped`] by the plies since the last
+    /// removal, with damping on).
     fn leaf(&self, pos: &Position, ply: usize) -> i32 {
         if is_blocked(self.rules, pos) {
             lost_at(ply)
+        } else if self.damping {
+            damped(
+                evaluate_with(self.rules, pos, self.weights),
+                self.quiet[ply],
+            )
         } else {
             evaluate_with(self.rules, pos, self.weights)
         }
@@ -372,6 +409,7 @@ impl<'a> Search<'a> {
         for i in 0..plies.len() {
             pick(&mut plies, &mut scores, i);
             let child = pos.after(self.rules, plies[i]);
+            self.quiet[ply + 1] = 0;
             let score = -self.quiesce_child(&child, -beta, -alpha, ply + 1, left - 1);
             if self.aborted {
                 break;
@@ -532,6 +570,7 @@ impl<'a> Search<'a> {
                 && ply as u32 + depth <= self.iteration
                 && makes_threat(self.rules, &child, holes);
             let child_depth = depth - 1 + u32::from(extend);
+            self.quiet[ply + 1] = if p.removes() { 0 } else { self.quiet[ply] + 1 };
             let search = |s: &mut Self, a: i32, b: i32| {
                 -s.negamax(&child, child_depth, a, b, ply + 1, child_floor)
             };

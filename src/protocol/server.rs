@@ -257,6 +257,7 @@ impl<W: Write + Send + 'static> Uci<W> {
             weights: weights_named(self.options.eval).expect("a known weight set"),
             quiescence: self.options.quiescence,
             threat_extension: self.options.threat_extension,
+            quiet_damping: crate::engine::QUIET_DAMPING,
         }
     }
 
