@@ -9,10 +9,12 @@ each in a fresh process (so no table carries over).
 For each depth: `uci`, the options (`setoption name N value V`), `isready`,
 `position startpos`, `go depth D`; the search ends at the first line containing
 `bestmove` (millbase: `bestmove X`; Sanmill's engine: `info depth D score S nodes N
-bestmove X`, one line). Reported per depth, the best of `--repeat` runs: wall
-time from `go` to that line, the engine's node count (the last `nodes N` it
-printed), nodes per wall second, and the CPU time (user + system) of the whole
-process, whose nodes per CPU second depend less on what else runs on the machine.
+bestmove X`, one line). Reported per depth, of the `--repeat` runs the one with
+the least CPU time: wall time from `go` to that line, the engine's node count (the
+last `nodes N` it printed), nodes per wall second, and the CPU time (user + system,
+all threads) of the process less that of a process that only starts and quits
+(the best of three): nodes per CPU second depend much less than wall time on what
+else runs on the machine.
 The two engines count differently: Sanmill's counts a removal as a ply of its own,
 millbase's does not, so their depth D are not the same search.
 
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -78,12 +81,23 @@ def search(command, options, depth, timeout):
 def cpu_seconds_of(command, options, depth, timeout):
     """The search as `search`, with the CPU time of its process (from the kernel's
     accounting of the reaped child)."""
-    before = os.times()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall, nodes, last = search(command, options, depth, timeout)
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (after.children_system -
-                                                         before.children_system)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, nodes, cpu, last
+
+
+def startup_cpu(command, options, timeout):
+    """CPU seconds of a process that only starts, answers `isready` and quits: what
+    each search's CPU time includes besides the search."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(command, input="uci\n%sisready\nquit\n" % "".join(
+        "setoption name %s value %s\n" % o for o in options), stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, text=True, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    del proc
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def depths(text):
@@ -114,6 +128,11 @@ def main():
     if args.repeat < 1:
         p.error("--repeat must be at least 1")
     command = shlex.split(args.engine)
+    try:
+        startup = min(startup_cpu(command, args.option, args.timeout)
+                      for _ in range(max(3, args.repeat)))
+    except (OSError, subprocess.SubprocessError) as e:
+        sys.exit("error: %s: %s" % (args.engine, e))
     rows = []
     for d in args.depths:
         try:
@@ -121,7 +140,8 @@ def main():
                     for _ in range(args.repeat)]
         except (OSError, RuntimeError) as e:
             sys.exit("error: depth %d: %s" % (d, e))
-        wall, nodes, cpu, last = min(runs, key=lambda r: r[0])
+        wall, nodes, cpu, last = min(runs, key=lambda r: r[2])
+        cpu = max(cpu - startup, 0.0)
         rows.append({"depth": d, "wall_s": wall, "cpu_s": cpu, "nodes": nodes,
                      "nps_wall": nodes / wall if nodes and wall > 0 else None,
                      "nps_cpu": nodes / cpu if nodes and cpu > 0 else None,
@@ -133,7 +153,8 @@ def main():
                       d, wall, cpu, nodes, "%.0f" % r["nps_wall"] if r["nps_wall"] else "-",
                       "%.0f" % r["nps_cpu"] if r["nps_cpu"] else "-", r["load"]))
     if args.json:
-        print(json.dumps({"engine": args.engine, "options": args.option, "rows": rows}))
+        print(json.dumps({"engine": args.engine, "options": args.option,
+                          "startup_cpu_s": startup, "rows": rows}))
 
 
 if __name__ == "__main__":
