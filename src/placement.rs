@@ -233,6 +233,7 @@ fn solve_group(
     let free_points: Vec<u8> = points(free).collect();
     let quiet_base = canon.class as u64 * idx.per_class(l, k + 1);
     let mut packed = unrank(first, k, free.count_ones());
+    let len = out.len();
     for (i, cell) in out.iter_mut().enumerate() {
         let own = pdep(packed, free);
         quiet.clear();
@@ -273,7 +274,7 @@ fn solve_group(
                 .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
             best_of_children(qs.chain(cs))
         };
-        if i + 1 < out.len() {
+        if i + 1 < len {
             packed = next_subset(packed);
         }
     }
