@@ -101,7 +101,14 @@ mod tests {
             f.mark(7, b * BLOCK + BLOCK - 1);
         }
         f.mark(9, cells - 1);
-        for (first, end) in [(0, 301), (1, 64), (63, 65), (64, 128), (65, 300), (128, 129)] {
+        for (first, end) in [
+            (0, 301),
+            (1, 64),
+            (63, 65),
+            (64, 128),
+            (65, 300),
+            (128, 129),
+        ] {
             let got: Vec<usize> = f.blocks(7, first..end).collect();
             let want: Vec<usize> = marked
                 .iter()

@@ -377,7 +377,16 @@ mod tests {
     fn group_order_sources_are_the_slots_positions() {
         let idx = Index::standard();
         let rules = idx.rules();
-        let shapes = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2)];
+        let shapes = [
+            (0, 0),
+            (1, 0),
+            (0, 1),
+            (1, 1),
+            (2, 0),
+            (0, 2),
+            (2, 1),
+            (1, 2),
+        ];
         let more = [(3, 2), (2, 3), (4, 1), (3, 3), (5, 2), (2, 5), (4, 4)];
         let mut canonical_slots = 0;
         for (k, l) in shapes.into_iter().chain(more) {
@@ -395,7 +404,11 @@ mod tests {
                         .any(|s| rules.map(s, own) == grouped && rules.map(s, opp) == rep),
                     "{k}-{l} slot {slot}: source {source} is another position"
                 );
-                assert_eq!(canonical, idx.index(own, opp) == slot, "{k}-{l} slot {slot}");
+                assert_eq!(
+                    canonical,
+                    idx.index(own, opp) == slot,
+                    "{k}-{l} slot {slot}"
+                );
                 canonical_slots += canonical as u64;
                 sources.push((source, canonical));
             });

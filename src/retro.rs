@@ -360,7 +360,10 @@ impl Solver<'_> {
         let mut longest = 0;
         for (wi, window) in s.cells.chunks(WINDOW).enumerate() {
             let first = wi * WINDOW;
-            if !s.frontier.any(t, first / BLOCK..(first + window.len()).div_ceil(BLOCK)) {
+            if !s
+                .frontier
+                .any(t, first / BLOCK..(first + window.len()).div_ceil(BLOCK))
+            {
                 continue;
             }
             // Phase 1: scan (reads only). Offsets within a chunk fit a u16.
