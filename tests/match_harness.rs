@@ -184,11 +184,12 @@ fn counts_equal_the_arenas_own_report() {
 
 #[test]
 fn sprt_stops_a_decided_match() {
-    // Depth 2 against random moves: every pair is won, so SPRT(0, 200) accepts H1
-    // after the first batch of two pairs instead of playing all 40 games.
+    // Depth 2 (hand-set weights) against random moves: every pair is won, so
+    // SPRT(0, 200) accepts H1 after the first batch of two pairs instead of playing
+    // all 40 games.
     let s = json_of(&harness(&[
         "ab",
-        "engine:depth=2,db=no",
+        "engine:depth=2,db=no,eval=shipped",
         "random",
         "--games",
         "40",

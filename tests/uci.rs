@@ -120,6 +120,8 @@ fn a_session_from_uci_to_quit() {
 
     // A capture: Sanmill's token is the move, the standard line joins the removal;
     // the removal is then the answer in the pending-removal position.
+    // (The hand-set weights, whose move at depth 2 is the capture.)
+    s.send("setoption name Eval value shipped");
     s.send("position startpos moves a7 d6 d7 f4");
     s.send("go depth 2");
     let lines = s.until("bestmove");

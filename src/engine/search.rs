@@ -307,6 +307,16 @@ impl<'a> Search<'a> {
         g
     }
 
+    /// Counts a node and says whether the search must stop (a limit reached, now or
+    /// before: a stopped search counts no more nodes, so a node limit is exact).
+    fn enter_node(&mut self) -> bool {
+        if self.aborted {
+            return true;
+        }
+        self.nodes += 1;
+        self.check_limits()
+    }
+
     /// Whether a limit has been reached; sets `aborted`.
     fn check_limits(&mut self) -> bool {
         if self.limits.nodes.is_some_and(|n| self.nodes >= n) {
@@ -389,8 +399,7 @@ impl<'a> Search<'a> {
         ply: usize,
         left: u32,
     ) -> i32 {
-        self.nodes += 1;
-        if self.check_limits() {
+        if self.enter_node() {
             return DRAW;
         }
         if pos.material(pos.to_move) < 3 {
@@ -413,9 +422,8 @@ impl<'a> Search<'a> {
         ply: usize,
         floor: usize,
     ) -> i32 {
-        self.nodes += 1;
         self.pv[ply].clear();
-        if self.check_limits() {
+        if self.enter_node() {
             return DRAW;
         }
         if pos.material(pos.to_move) < 3 {

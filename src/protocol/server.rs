@@ -794,7 +794,8 @@ mod tests {
             }
         }
         let mut uci = Uci::new(r, Shared(buf.clone()), None);
-        let input = "setoption name DatabasePath value /nowhere\nposition startpos moves a7 d6 d7 f4\ngo depth 2\n";
+        // The hand-set weights: the expected move is theirs at depth 2.
+        let input = "setoption name DatabasePath value /nowhere\nsetoption name Eval value shipped\nposition startpos moves a7 d6 d7 f4\ngo depth 2\n";
         uci.run(input.as_bytes());
         let text = String::from_utf8(buf.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
