@@ -508,8 +508,10 @@ fn check_sector_memory(
         .filter(|c| !cache.entries.iter().any(|(s, _)| s == *c))
         .map(|&c| size(c))
         .sum();
-    // Codes, children to read, and the compressed output being written.
-    let need = size(sector) + to_load + size(sector) / 6;
+    // Codes (in group order, then slot order), children to read, and the compressed
+    // output being written.
+    let (k, l) = sector.counts();
+    let need = crate::placement::sector_memory(idx, k, l) + to_load + size(sector) / 6;
     check_need(&sector.name(), need)
 }
 

@@ -384,6 +384,14 @@ impl Index {
         c.class as u64 * self.per_class(c.k, l) + r as u64
     }
 
+    /// The colex rank of `set` among the sets of its size of the points `rep` leaves
+    /// free (`set` must avoid `rep`): a slot within the class block of `rep`, before
+    /// any least over its stabilizer.
+    #[inline]
+    pub fn rank_among(&self, set: Bits, rep: Bits) -> u64 {
+        self.colex.rank(pext(set, self.rules.all() & !rep)) as u64
+    }
+
     /// The canonical slot of the position with `own` for the side to move and `opp`
     /// for the opponent, in subspace `popcount(own)-popcount(opp)`.
     #[inline]

@@ -86,6 +86,7 @@ pub mod dontcare;
 pub mod engine;
 pub mod fen;
 pub mod format;
+mod frontier;
 pub mod game;
 pub mod index;
 pub mod layout;

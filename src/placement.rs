@@ -22,7 +22,7 @@ use crate::rules::Bits;
 use crate::sector::Sector;
 use crate::value::Value;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// The solved codes of the sectors a placement sector leads into.
 pub struct Children<'a> {
@@ -108,9 +108,12 @@ const CHUNK: u64 = 1 << 13;
 /// a set of `k` points among those `rep` leaves free. A quiet placement leads to
 /// `(rep, own + p)` with the opponent to move, so all quiet children of a group lie in
 /// one class block of the child sector (a few KiB to a few hundred KiB, in cache),
-/// and the canonical form of `rep` is known once per group. Each position's value is
-/// stored at its canonical slot; a second pass copies canonical values into the
-/// duplicate slots (see [`crate::index`]) and counts the classes.
+/// and the canonical form of `rep` is known once per group; so do the children of
+/// each removal. The values are written in this *group order* (class of the
+/// opponent's set, then colex rank of `own` among the free points: the index of
+/// subspace `l-k` without its least over the stabilizer), one after another, and one
+/// pass then reads them into slot order ([`to_slot_order`]), which also gives
+/// duplicate slots (see [`crate::index`]) their value and counts the classes.
 /// [`value_of`] computes the same values slot by slot, the plain way: `verify` uses it.
 pub fn solve_sector(
     idx: &Index,
@@ -119,35 +122,62 @@ pub fn solve_sector(
     progress: &(dyn Fn(f64) + Sync),
 ) -> (Vec<u16>, Summary) {
     let (k, l) = sector.counts();
-    let size = idx.size(k, l) as usize;
-    let mut codes = crate::memory::zeroed_huge::<u16>(size);
-    let cells = atomic16(&mut codes);
-    // Sets of `k` stones among the points a class representative of `l` leaves free.
-    let per = binomial(idx.rules().points() as u32 - l, k);
-    let tasks: Vec<(u64, u64)> = (0..idx.classes(l))
-        .flat_map(|class| (0..per).step_by(CHUNK as usize).map(move |s| (class, s)))
-        .collect();
-    let binomials = binomials();
-    let done = AtomicU64::new(0);
-    let total = (idx.classes(l) * per) as f64;
-    tasks.par_iter().for_each(|&(class, first)| {
-        let end = (first + CHUNK).min(per);
-        solve_group(idx, &binomials, sector, kids, cells, class, first..end);
-        let d = done.fetch_add(end - first, Relaxed) + (end - first);
-        if d / (1 << 20) != (d - (end - first)) / (1 << 20) {
-            progress(d as f64 / total);
-        }
-    });
-    let summary = (0..size.div_ceil(CHUNK as usize))
-        .into_par_iter()
-        .map(|ci| {
-            let start = ci * CHUNK as usize;
-            finish_range(idx, k, l, cells, start..(start + CHUNK as usize).min(size))
-        })
+    let by_group = solve_in_group_order(idx, sector, kids, progress);
+    let mut codes = crate::memory::zeroed_huge::<u16>(idx.size(k, l) as usize);
+    let summary = codes
+        .par_chunks_mut(CHUNK as usize)
+        .enumerate()
+        .map(|(ci, out)| to_slot_order(idx, k, l, &by_group, ci as u64 * CHUNK, out))
         .reduce(Summary::default, crate::retro::merge);
     (codes, summary)
 }
 
+/// Bytes of memory solving a sector `k-l` takes besides its children: the codes in
+/// group order and in slot order, side by side during the last pass.
+pub fn sector_memory(idx: &Index, k: u32, l: u32) -> u64 {
+    (idx.size(k, l) + group_order_size(idx, k, l)) * 2
+}
+
+/// Positions of a sector `k-l` in group order: every set of `k` points among the
+/// free points of every class representative of `l` points.
+fn group_order_size(idx: &Index, k: u32, l: u32) -> u64 {
+    idx.classes(l) * idx.per_class(l, k)
+}
+
+/// The codes of the positions of `sector` in group order (see [`solve_sector`]).
+fn solve_in_group_order(
+    idx: &Index,
+    sector: Sector,
+    kids: &Children,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Vec<u16> {
+    let (k, l) = sector.counts();
+    let per = idx.per_class(l, k);
+    let total = group_order_size(idx, k, l);
+    let mut by_group = crate::memory::zeroed_huge::<u16>(total as usize);
+    // Tasks of up to CHUNK positions of one group, each with its part of `by_group`.
+    let mut tasks = Vec::new();
+    let mut rest: &mut [u16] = &mut by_group;
+    for class in 0..idx.classes(l) {
+        for first in (0..per).step_by(CHUNK as usize) {
+            let len = CHUNK.min(per - first) as usize;
+            let (out, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            tasks.push((class, first, out));
+            rest = tail;
+        }
+    }
+    let binomials = binomials();
+    let done = AtomicU64::new(0);
+    tasks.into_par_iter().for_each(|(class, first, out)| {
+        let n = out.len() as u64;
+        solve_group(idx, &binomials, sector, kids, class, first, out);
+        let d = done.fetch_add(n, Relaxed) + n;
+        if d / (1 << 20) != (d - n) / (1 << 20) {
+            progress(d as f64 / total as f64);
+        }
+    });
+    by_group
+}
 /// `binomials[n][i]` is the binomial coefficient `C(n, i)`: enough for the colex
 /// ranks of sets of up to 13 stones among up to 32 points.
 type Binomials = [[u64; 16]; 33];
@@ -171,25 +201,17 @@ fn colex_shifted(binomials: &Binomials, packed: Bits) -> u64 {
         .sum()
 }
 
-/// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
-fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
-    // SAFETY: AtomicU16 has the size and alignment of u16, and `v` is borrowed mutably,
-    // so no non-atomic access can happen while the view lives.
-    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
-}
-
 /// Solves the positions `(own, rep)` with `rep` the representative of class `class`
 /// of the opponent's sets and `own` the sets of `k` free points of colex ranks
-/// `ranks`, storing each value at its canonical slot. Positions related by a
-/// symmetry fixing `rep` store the same value at the same slot.
+/// `first..first + out.len()`, writing each value to `out` in that order.
 fn solve_group(
     idx: &Index,
     binomials: &Binomials,
     sector: Sector,
     kids: &Children,
-    cells: &[AtomicU16],
     class: u64,
-    ranks: std::ops::Range<u64>,
+    first: u64,
+    out: &mut [u16],
 ) {
     let rules = idx.rules();
     let (k, l) = sector.counts();
@@ -210,8 +232,9 @@ fn solve_group(
     let (mut quiet, mut capture) = (Vec::with_capacity(24), Vec::with_capacity(64));
     let free_points: Vec<u8> = points(free).collect();
     let quiet_base = canon.class as u64 * idx.per_class(l, k + 1);
-    let mut packed = unrank(ranks.start, k, free.count_ones());
-    for rank in ranks.clone() {
+    let mut packed = unrank(first, k, free.count_ones());
+    let len = out.len();
+    for (i, cell) in out.iter_mut().enumerate() {
         let own = pdep(packed, free);
         quiet.clear();
         capture.clear();
@@ -242,7 +265,7 @@ fn solve_group(
                 quiet.push(idx.slot_of_image(&canon, after));
             }
         }
-        let code = if wins {
+        *cell = if wins {
             Value::Win(1).code()
         } else {
             let qs = quiet.iter().map(|&q| kids.quiet[q as usize]);
@@ -251,39 +274,80 @@ fn solve_group(
                 .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
             best_of_children(qs.chain(cs))
         };
-        cells[idx.index(own, rep) as usize].store(code, Relaxed);
-        if rank + 1 < ranks.end {
+        if i + 1 < len {
             packed = next_subset(packed);
         }
     }
 }
 
-/// Gives the duplicate slots of `range` their canonical twin's value and counts the
-/// canonical ones.
-fn finish_range(
+/// Reads the codes of the slots `first..first + out.len()` of sector `k-l` from
+/// `by_group` (see [`solve_sector`]) into `out`, and counts the canonical slots.
+///
+/// A slot holds the position `(own, opp)` with `own` its class representative; the
+/// symmetry `sym` that maps `opp` to its representative `rep` maps the position to
+/// `(own', rep)`, which group order holds at the class of `rep` and the rank of
+/// `own'` among the points `rep` leaves free. Every set of `k` free points of `rep`
+/// has its own place there, so no least over a stabilizer is needed, and a duplicate
+/// slot reads the value of its own raw position, its canonical twin's.
+fn to_slot_order(
     idx: &Index,
     k: u32,
     l: u32,
-    cells: &[AtomicU16],
-    range: std::ops::Range<usize>,
+    by_group: &[u16],
+    first: u64,
+    out: &mut [u16],
 ) -> Summary {
-    let per = idx.per_class(k, l);
     let mut summary = Summary::default();
-    for slot in range {
-        let (_, stab) = idx.class(k, slot as u64 / per);
-        let twin = if stab == 0 {
-            slot
-        } else {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            idx.index(own, opp) as usize
-        };
-        if twin == slot {
-            summary.count(cells[slot].load(Relaxed), slot as u64);
-        } else {
-            cells[slot].store(cells[twin].load(Relaxed), Relaxed);
+    for_each_source(idx, k, l, first, out.len(), |i, slot, source, canonical| {
+        let code = by_group[source as usize];
+        out[i] = code;
+        if canonical {
+            summary.count(code, slot);
+        }
+    });
+    summary
+}
+
+/// Calls `f(i, slot, source, canonical)` for the slots `slot = first + i` of sector
+/// `k-l`, `i < len`: `source` is where group order holds the slot's position (see
+/// [`to_slot_order`]), `canonical` whether the slot is its class's canonical one.
+fn for_each_source(
+    idx: &Index,
+    k: u32,
+    l: u32,
+    first: u64,
+    len: usize,
+    mut f: impl FnMut(usize, u64, u64, bool),
+) {
+    let rules = idx.rules();
+    let (per, per_group) = (idx.per_class(k, l), idx.per_class(l, k));
+    let symmetries = rules.symmetries.len();
+    let end = first + len as u64;
+    let mut slot = first;
+    while slot < end {
+        // One class block of the mover's sets: its representative's images.
+        let class = slot / per;
+        let (own, stab) = idx.class(k, class);
+        let mut images = [0; 16];
+        for (s, image) in images.iter_mut().enumerate().take(symmetries) {
+            *image = rules.map(s, own);
+        }
+        let free = rules.all() & !own;
+        let block_end = ((class + 1) * per).min(end);
+        let mut packed = unrank(slot % per, l, free.count_ones());
+        loop {
+            let opp = pdep(packed, free);
+            let c = idx.canon(opp);
+            let source = c.class as u64 * per_group + idx.rank_among(images[c.sym as usize], c.rep);
+            let canonical = stab == 0 || idx.index(own, opp) == slot;
+            f((slot - first) as usize, slot, source, canonical);
+            slot += 1;
+            if slot == block_end {
+                break;
+            }
+            packed = next_subset(packed);
         }
     }
-    summary
 }
 
 /// The value of one placement position `own`/`opp` of `sector` from its children's
@@ -298,4 +362,66 @@ pub fn value_of(idx: &Index, sector: Sector, kids: &Children, own: Bits, opp: Bi
         .iter()
         .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
     best_of_children(qs.chain(cs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The permutation into slot order, on every slot of sectors of many shapes of
+    /// the standard board (mover and opponent with 0 to 5 stones): each slot's source
+    /// in group order holds a position that a board symmetry maps the slot's own
+    /// position to, and exactly the slots [`Index::index`] gives are counted as
+    /// canonical; a pass in pieces (as the solver's tasks make) finds the same.
+    #[test]
+    fn group_order_sources_are_the_slots_positions() {
+        let idx = Index::standard();
+        let rules = idx.rules();
+        let shapes = [
+            (0, 0),
+            (1, 0),
+            (0, 1),
+            (1, 1),
+            (2, 0),
+            (0, 2),
+            (2, 1),
+            (1, 2),
+        ];
+        let more = [(3, 2), (2, 3), (4, 1), (3, 3), (5, 2), (2, 5), (4, 4)];
+        let mut canonical_slots = 0;
+        for (k, l) in shapes.into_iter().chain(more) {
+            let size = idx.size(k, l);
+            let per_group = idx.per_class(l, k);
+            let mut sources = Vec::with_capacity(size as usize);
+            for_each_source(idx, k, l, 0, size as usize, |i, slot, source, canonical| {
+                assert_eq!(i as u64, slot);
+                let (own, opp) = idx.position(k, l, slot);
+                let (rep, _) = idx.class(l, source / per_group);
+                let free = rules.all() & !rep;
+                let grouped = pdep(unrank(source % per_group, k, free.count_ones()), free);
+                assert!(
+                    (0..rules.symmetries.len())
+                        .any(|s| rules.map(s, own) == grouped && rules.map(s, opp) == rep),
+                    "{k}-{l} slot {slot}: source {source} is another position"
+                );
+                assert_eq!(
+                    canonical,
+                    idx.index(own, opp) == slot,
+                    "{k}-{l} slot {slot}"
+                );
+                canonical_slots += canonical as u64;
+                sources.push((source, canonical));
+            });
+            assert_eq!(sources.len() as u64, size);
+            let piece = 997;
+            for first in (0..size).step_by(piece) {
+                let len = (piece as u64).min(size - first) as usize;
+                for_each_source(idx, k, l, first, len, |i, slot, source, canonical| {
+                    assert_eq!(first + i as u64, slot);
+                    assert_eq!(sources[slot as usize], (source, canonical));
+                });
+            }
+        }
+        assert!(canonical_slots > 0);
+    }
 }

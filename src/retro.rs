@@ -28,6 +28,7 @@
 //! a symmetry fixes the stones that did not move; so successor and predecessor lists
 //! are deduplicated only when that set has a non-trivial stabilizer.
 
+use crate::frontier::{BLOCK, Frontier};
 use crate::index::{Index, first_subset, next_subset, pdep};
 use crate::position::points;
 use crate::rules::{Bits, Rules};
@@ -106,6 +107,17 @@ struct Side<'a> {
     cells: &'a [AtomicU16],
     /// Codes of `(l-1)-k`, where captures lead, if `l > 3`.
     lower: Option<&'a [u16]>,
+    /// The blocks of `cells` that got a decided value of each distance.
+    frontier: Frontier,
+}
+
+impl Side<'_> {
+    /// Stores the decided code `code` (not a draw) in cell `slot`, and marks it.
+    #[inline]
+    fn decide(&self, slot: usize, code: u16) {
+        self.cells[slot].store(code, Relaxed);
+        self.frontier.mark(code - 1, slot);
+    }
 }
 
 /// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
@@ -316,9 +328,13 @@ impl Solver<'_> {
                         batch.push((slot, self.scan(s, rep, opp, true, &mut captures)));
                     }
                 }
-                for (slot, scan) in &batch {
+                for &(slot, ref scan) in &batch {
                     let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower));
-                    s.cells[*slot].store(cell, Relaxed);
+                    if cell & UNDECIDED == 0 {
+                        s.decide(slot, cell);
+                    } else {
+                        s.cells[slot].store(cell, Relaxed);
+                    }
                 }
             }
             let d = done.fetch_add(1, Relaxed);
@@ -329,7 +345,8 @@ impl Solver<'_> {
     }
 
     /// Processes the final values of distance `t` in side `s`, updating `other`.
-    /// Returns the largest distance assigned.
+    /// Returns the largest distance assigned. Only the blocks of cells that the
+    /// frontier marks for `t` are read.
     ///
     /// The scan reads four cells per 64-bit atomic load, the updates read and write
     /// single cells as 16-bit atomics; the memory model forbids mixed-size accesses
@@ -342,13 +359,26 @@ impl Solver<'_> {
         let per = self.idx.per_class(s.k, s.l);
         let mut longest = 0;
         for (wi, window) in s.cells.chunks(WINDOW).enumerate() {
+            let first = wi * WINDOW;
+            if !s
+                .frontier
+                .any(t, first / BLOCK..(first + window.len()).div_ceil(BLOCK))
+            {
+                continue;
+            }
             // Phase 1: scan (reads only). Offsets within a chunk fit a u16.
             let found: Vec<(usize, Vec<u16>)> = window
                 .par_chunks(CHUNK)
                 .enumerate()
                 .filter_map(|(ci, chunk)| {
+                    let start = first + ci * CHUNK;
+                    let blocks = start / BLOCK..(start + chunk.len()).div_ceil(BLOCK);
                     let mut hits = Vec::new();
-                    for_matching(chunk, target, |j| hits.push(j as u16));
+                    for b in s.frontier.blocks(t, blocks) {
+                        let offset = b * BLOCK - start;
+                        let block = &chunk[offset..(offset + BLOCK).min(chunk.len())];
+                        for_matching(block, target, |j| hits.push((offset + j) as u16));
+                    }
                     (!hits.is_empty()).then_some((wi * (WINDOW / CHUNK) + ci, hits))
                 })
                 .collect();
@@ -394,7 +424,10 @@ impl Solver<'_> {
                     return 0;
                 }
                 match cell.compare_exchange_weak(cur, win, Relaxed, Relaxed) {
-                    Ok(_) => return t + 1,
+                    Ok(_) => {
+                        s.frontier.mark(t + 1, q);
+                        return t + 1;
+                    }
                     Err(now) => cur = now,
                 }
             }
@@ -406,7 +439,7 @@ impl Solver<'_> {
             let (own, opp) = self.idx.position(s.k, s.l, q as u64);
             let longest = self.longest_capture_loss(s, own, opp);
             let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
-            cell.store(Value::Loss(depth).code(), Relaxed);
+            s.decide(q, Value::Loss(depth).code());
             depth
         }
     }
@@ -582,6 +615,7 @@ pub fn solve_pair<'a>(
             .map(|(&(a, b), c)| Side {
                 k: a,
                 l: b,
+                frontier: Frontier::new(c.len()),
                 cells: atomic16(c),
                 lower: (b > 3).then(|| lower(b - 1, a).expect("the lower subspace is solved")),
             })
