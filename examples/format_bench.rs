@@ -8,6 +8,9 @@
 //! cargo run --release --example format_bench -- placement DB [PROBES] [K-L-HK-HL ...]
 //!     the same for placement sectors (all, or the ones named), with best-ply
 //!     latency on the first (blocks cold) and second pass
+//! cargo run --release --example format_bench -- blocks DB [K-L ...]
+//!     size and decompression time per block of real files written with smaller
+//!     blocks (what a cold probe or best ply pays per block it meets)
 //! cargo run --release --example format_bench -- probe DB [PROBES] [K-L ...]
 //!     random WDL and full probes per second (cold and warm, one thread), and
 //!     best-ply latency, per subspace present in DB (or the ones named; WDL only
@@ -206,6 +209,58 @@ fn recode(args: &[String]) {
         );
         let codes = f.read_all().unwrap();
         variants(k, l, &codes);
+    }
+}
+
+/// Rewrites real files with other block sizes (default levels) and prints the bits
+/// per slot and the time to decompress one block of each section.
+fn blocks(args: &[String]) {
+    let db = PathBuf::from(&args[0]);
+    for (k, l) in args[1..].iter().map(|s| parse_kl(s)) {
+        let f = SubspaceFile::open(&db.join(file_name(k, l)), &Expect::any()).unwrap();
+        let codes = f.read_all().unwrap();
+        let n = codes.len() as f64;
+        for (wdl_log, depth_log) in [(20, 18), (18, 16), (17, 15), (16, 14)] {
+            let opts = WriteOptions {
+                wdl_block: 1 << wdl_log,
+                depth_block: 1 << depth_log,
+                ..WriteOptions::default()
+            };
+            let path = scratch().join("blocks.mdb");
+            let rep = write_subspace_with(&path, &meta_for(k, l, &codes), &codes, &opts).unwrap();
+            // Per block: the whole section decompressed by WDL reads (one per block)
+            // and by full reads, less the WDL part, over the number of blocks.
+            let per_block = |step: u64, full: bool| {
+                let mut runs = vec![];
+                for _ in 0..3 {
+                    let g = SubspaceFile::open(&path, &Expect::any()).unwrap();
+                    let t = Instant::now();
+                    let mut i = 0;
+                    while i < codes.len() as u64 {
+                        if full {
+                            std::hint::black_box(g.code(i).unwrap());
+                        } else {
+                            std::hint::black_box(g.wdl(i).unwrap());
+                        }
+                        i += step;
+                    }
+                    runs.push(t.elapsed().as_secs_f64() * 1e6 / n.div_euclid(step as f64).max(1.0));
+                }
+                median(runs)
+            };
+            let wdl_us = per_block(1 << wdl_log, false);
+            // A full read of slot i decompresses its WDL and its depth block; stepping
+            // by the depth block size meets every depth block and a WDL block per
+            // 2^(wdl_log - depth_log) of them.
+            let full_us = per_block(1 << depth_log, true);
+            let depth_us = full_us - wdl_us / (1 << (wdl_log - depth_log)) as f64;
+            println!(
+                "{k}-{l} wdl 2^{wdl_log} depth 2^{depth_log}: wdl {:.4} bits/slot, {wdl_us:.0} us/block; depth {:.4} bits/slot, {depth_us:.0} us/block",
+                rep.wdl.length as f64 * 8.0 / n,
+                rep.depth_bytes() as f64 * 8.0 / n,
+            );
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 
@@ -409,10 +464,11 @@ fn main() {
         Some("synthetic") => synthetic(&args[1..]),
         Some("recode") if args.len() > 1 => recode(&args[1..]),
         Some("probe") if args.len() > 1 => probe(&args[1..]),
+        Some("blocks") if args.len() > 1 => blocks(&args[1..]),
         Some("placement") if args.len() > 1 => placement(&args[1..]),
         _ => {
             eprintln!(
-                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] [K-L ...] | placement DB [PROBES] [K-L-HK-HL ...]"
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] [K-L ...] | placement DB [PROBES] [K-L-HK-HL ...] | blocks DB [K-L ...]"
             );
             std::process::exit(2);
         }

@@ -90,7 +90,11 @@ impl Shard {
                 entry.referenced = false;
                 self.hand += 1;
             } else {
+                // The ring's last (newest) key moves into the evicted place: step
+                // past it, so that a block just loaded gets its lap like any other
+                // instead of going next (which kept stale blocks and evicted new ones).
                 self.remove(key);
+                self.hand += 1;
             }
         }
     }
@@ -314,6 +318,46 @@ mod tests {
         assert!(n > 0 && bytes == cache.bytes());
         cache.forget(file);
         assert_eq!(cache.bytes(), 0);
+    }
+
+    #[test]
+    fn a_new_working_set_that_fits_replaces_stale_blocks() {
+        // Blocks of one file fill the cache and are never read again; then another
+        // file's blocks, half the limit in all, are read over and over in random
+        // order. After the first pass they must all stay: a stale block goes before
+        // any block read since it was loaded.
+        let (len, limit) = (1000, 2000 * 1000);
+        let cache = BlockCache::new(limit);
+        let (old, new) = (cache.register(), cache.register());
+        let read = |key: Key, loads: &mut u32| {
+            cache
+                .with(
+                    key,
+                    || {
+                        *loads += 1;
+                        Ok::<_, ()>(block(key, len))
+                    },
+                    |d| d[0],
+                )
+                .unwrap()
+        };
+        let mut loads = 0;
+        for b in 0..4000 {
+            read(Key::new(old, 1, b), &mut loads);
+        }
+        let mut g = SplitMix(7);
+        let mut per_pass = vec![];
+        for _ in 0..6 {
+            loads = 0;
+            for _ in 0..3000 {
+                read(Key::new(new, 1, g.below(1000) as u32), &mut loads);
+            }
+            per_pass.push(loads);
+        }
+        assert!(
+            per_pass[5] < 30,
+            "loads per pass of 3,000 reads: {per_pass:?}"
+        );
     }
 
     #[test]

@@ -58,6 +58,27 @@ fn only_3_3() -> &'static Path {
     built("g33", &["--rules", "standard-4", "--only", "3-3"], &DB)
 }
 
+/// The 4-stone game packed WDL-only with don't-cares: results without distances.
+fn wdl_only() -> &'static Path {
+    static DB: OnceLock<PathBuf> = OnceLock::new();
+    DB.get_or_init(|| {
+        let out = std::env::temp_dir().join(format!("millbase-serve-g4w-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let args = ["pack", "--wdl-only", "--dont-cares", "--quiet", "--db"];
+        let (ok, _, err) = run(&[
+            &args[..],
+            &[
+                whole_game().to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat());
+        assert!(ok, "pack: {err}");
+        out
+    })
+}
+
 /// A running `millbase serve`, stopped when dropped.
 struct Server {
     child: Child,
@@ -254,8 +275,11 @@ fn api_equals_analyze(db: &Path, count: usize, seed: u64, expect_source: &str) {
         }
         pending += usize::from(pos.pending_removal);
         assert_eq!(api["position"]["pending_removal"], pos.pending_removal);
-        // The best line starts with the best ply.
-        if let Some(best) = api["moves"].get(0) {
+        // The best line starts with the best ply (a WDL-only directory has none).
+        if api["wdl_only"] == true {
+            assert_eq!(api["line"], serde_json::json!([]), "{text}");
+            assert!(api.get("distance").is_none(), "{text}");
+        } else if let Some(best) = api["moves"].get(0) {
             assert_eq!(api["line"][0], best["ply"], "{text}");
         }
     }
@@ -269,6 +293,38 @@ fn api_equals_analyze(db: &Path, count: usize, seed: u64, expect_source: &str) {
 #[test]
 fn api_equals_analyze_with_placement_tables() {
     api_equals_analyze(whole_game(), 80, 0x9E37_79B9_7F4A_7C15, "table");
+}
+
+#[test]
+fn api_equals_analyze_on_a_wdl_only_directory() {
+    api_equals_analyze(wdl_only(), 60, 0x2545_F491_4F6C_DD1D, "table");
+    // The same results as the full directory's.
+    let (full, packed) = (
+        Server::start(whole_game(), &[]),
+        Server::start(wdl_only(), &[]),
+    );
+    let rules = Rules::by_name("standard-4").unwrap();
+    let mut r = 0x1234_5678_9ABC_DEF1;
+    for _ in 0..60 {
+        let (text, _) = random_game(rules, &mut r, 24);
+        let (_, a) = get_json(&full, &position_path(&text));
+        let (_, b) = get_json(&packed, &position_path(&text));
+        assert_eq!(a["value"], b["value"], "{text}");
+        let results = |j: &Json| -> Vec<(Json, Json)> {
+            j["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| (m["ply"].clone(), m["value"].clone()))
+                .collect()
+        };
+        let (mut ra, mut rb) = (results(&a), results(&b));
+        ra.sort_by_key(|m| m.0.to_string());
+        rb.sort_by_key(|m| m.0.to_string());
+        assert_eq!(ra, rb, "{text}");
+    }
+    let (_, info) = get_json(&packed, "/api/info");
+    assert_eq!(info["wdl_only"], true);
 }
 
 #[test]

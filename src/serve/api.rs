@@ -1,16 +1,17 @@
 //! The JSON API's answers, independent of HTTP: a query in, a status and a JSON body
 //! out. `GET /api/position?fen=...` answers as `millbase analyze --json` does (the
 //! same `value`, `distance`, `source` and `moves`), with the position described and
-//! the best line of play added.
+//! the best line of play added. A WDL-only directory answers with results only.
 
 use crate::fen;
+use crate::format::FormatError;
 use crate::game::Game;
 use crate::notation::format_ply;
 use crate::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
 use crate::position::{Color, Phase, Position, points};
 use crate::probe::{ProbeError, Tablebase};
 use crate::sector::Sector;
-use crate::value::Value;
+use crate::value::{Value, Wdl};
 use serde_json::{Map, Value as Json, json};
 
 /// Longest query text accepted (a FEN and a few hundred plies fit easily).
@@ -100,6 +101,9 @@ impl Api {
         };
         let moves = match moves {
             Ok(m) => m,
+            Err(OpeningError::Probe(ProbeError::Format(FormatError::WdlOnly { .. }))) => {
+                return self.answer_wdl(&pos, described);
+            }
             Err(e) => return self.failure(e, &pos, described),
         };
         let value = moves.first().map_or(Value::Loss(0), |m| m.1);
@@ -126,6 +130,35 @@ impl Api {
         body.insert("line".into(), json!(line));
         body.insert("position".into(), described);
         Reply::ok(Json::Object(body))
+    }
+
+    /// The answer from a WDL-only directory (`millbase pack --wdl-only`), as
+    /// `millbase analyze --json` gives it there: the win, draw or loss of the
+    /// position and of every ply, best first, no distances, and no best line (the
+    /// results alone do not say which winning ply makes progress).
+    fn answer_wdl(&self, pos: &Position, described: Json) -> Reply {
+        let moves = match self.tb.moves_wdl(pos) {
+            Ok(m) => m,
+            Err(e) => return self.failure(e.into(), pos, described),
+        };
+        let rules = self.tb.rules();
+        let value = moves.first().map_or(Wdl::Loss, |m| m.1);
+        let list: Vec<Json> = moves
+            .iter()
+            .map(|&(p, w)| json!({"ply": format_ply(rules, p), "value": w.to_string()}))
+            .collect();
+        let mut body = json!({
+            "value": value.to_string(),
+            "source": "table",
+            "wdl_only": true,
+            "moves": list,
+            "line": [],
+            "position": described,
+        });
+        if !pos.pending_removal {
+            body["sector"] = json!(Sector::of(pos).name());
+        }
+        Reply::ok(body)
     }
 
     /// A fresh opening search for one request, capped by `limit`.
@@ -251,6 +284,7 @@ pub fn info(api: &Api) -> Json {
         "points": rules.point_names,
         "subspaces": api.tb.available().len(),
         "placement_sectors": api.tb.available_sectors().len(),
+        "wdl_only": api.tb.wdl_only(),
         "search_limit": {
             "nodes": api.limit.nodes,
             "milliseconds": api.limit.time.as_millis() as u64,

@@ -259,6 +259,11 @@ function verdictText(d) {
   const other = side === "white" ? "black" : "white";
   if (d.value === "draw") return { text: "Draw", cls: "draw" };
   const n = d.distance;
+  if (n === undefined) {
+    // A WDL-only database: no distances.
+    const winner = d.value === "win" ? side : other;
+    return { text: `${cap(winner)} wins`, cls: d.value };
+  }
   if (d.value === "loss" && n === 0) {
     return { text: `${cap(other)} has won: ${side} cannot play`, cls: "loss" };
   }
@@ -268,7 +273,7 @@ function verdictText(d) {
 }
 
 function valueLabel(p) {
-  if (p.value === "draw") return "draw";
+  if (p.value === "draw" || p.distance === undefined) return p.value;
   return `${p.value} ${p.distance}`;
 }
 
@@ -320,7 +325,8 @@ function showAnswer(d) {
     });
     line.appendChild(b);
   });
-  if (!d.line.length) line.textContent = "(the game is over)";
+  if (d.wdl_only) line.textContent = "(no best line: this database holds win/draw/loss only)";
+  else if (!d.line.length) line.textContent = "(the game is over)";
 }
 
 function showError(d, status) {
