@@ -21,6 +21,8 @@
 //! - `prev`: the previous slot's (filled) value if it is allowed, else the best
 //!   allowed one (the true value);
 //! - `loss`: the worst value (`Loss(0)`), always allowed;
+//! - `low`: a draw where a draw is allowed (for a WDL-only file: where the slot is
+//!   not lost), else `Loss(0)`;
 //! - `major`: the block's most common true result, if allowed, else the true value
 //!   (with the depth of the previous slot of that result).
 
@@ -107,6 +109,9 @@ fn fill(slots: &[Slot], rule: &str, wdl: bool) -> Vec<Value> {
             let want = match rule {
                 "prev" => prev,
                 "loss" => Value::Loss(0),
+                // A draw where it is allowed, else `Loss(0)`: depth 0 everywhere.
+                "low" if Value::Draw.cmp_goodness(truth).is_le() => Value::Draw,
+                "low" => Value::Loss(0),
                 _ => major,
             };
             if wdl {
@@ -195,7 +200,7 @@ fn main() {
         "{:>6} {:>12} {:>12} {:>12}",
         "fill", "WDL-only", "full WDL", "full depth"
     );
-    for rule in ["none", "prev", "loss", "major"] {
+    for rule in ["none", "prev", "loss", "low", "major"] {
         let w = fill(&slots, rule, true);
         let f = fill(&slots, rule, false);
         println!(

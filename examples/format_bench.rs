@@ -11,10 +11,10 @@
 //! cargo run --release --example format_bench -- blocks DB [K-L ...]
 //!     size and decompression time per block of real files written with smaller
 //!     blocks (what a cold probe or best ply pays per block it meets)
-//! cargo run --release --example format_bench -- probe DB [PROBES]
+//! cargo run --release --example format_bench -- probe DB [PROBES] [K-L ...]
 //!     random WDL and full probes per second (cold and warm, one thread), and
-//!     best-ply latency, per subspace present in DB (WDL only in a directory made
-//!     by `millbase pack --wdl-only`)
+//!     best-ply latency, per subspace present in DB (or the ones named; WDL only
+//!     in a directory made by `millbase pack --wdl-only`)
 //! ```
 //!
 //! Figures are medians of a few runs where timing matters.
@@ -294,7 +294,14 @@ fn probe(args: &[String]) {
     Index::standard();
     println!("index tables: {:.2} s", t.elapsed().as_secs_f64());
     let mut r = Mix(42);
+    let only: Vec<(u32, u32)> = args[2.min(args.len())..]
+        .iter()
+        .map(|s| parse_kl(s))
+        .collect();
     for (k, l) in tb.available() {
+        if !only.is_empty() && !only.contains(&(k, l)) {
+            continue;
+        }
         let sets: Vec<(u32, u32)> = (0..n).map(|_| random_sets(&mut r, k, l)).collect();
         let f = tb.file(k, l).unwrap();
         // Cold: the first pass decompresses blocks as it meets them.
@@ -358,7 +365,7 @@ fn probe(args: &[String]) {
         }
         let (blocks, bytes) = f.cached();
         println!(
-            "{k}-{l}: {n} random probes: WDL cold {:.2} M/s, warm {:.2} M/s (median of 3), full value warm {:.2} M/s; best ply warm median {:.1} us, max {:.1} us; cache {blocks} blocks, {:.1} MB; {inconsistent} of {} values differ from their best successor's ({wins})",
+            "{k}-{l}: {n} random probes: WDL cold {:.2} M/s, warm {:.2} M/s (median of 3), full value warm {:.2} M/s; best ply warm median {:.1} us, max {:.1} us; cache {blocks} blocks, {:.1} MB; {inconsistent} of {} values differ from their best successor's{} ({wins})",
             cold / 1e6,
             median(warm) / 1e6,
             median(full) / 1e6,
@@ -366,6 +373,11 @@ fn probe(args: &[String]) {
             lat.iter().cloned().fold(0.0, f64::max),
             bytes as f64 / 1e6,
             positions.len(),
+            if f.value_dont_cares() {
+                "; file with value don't-cares"
+            } else {
+                ""
+            },
         );
     }
 }
@@ -456,7 +468,7 @@ fn main() {
         Some("placement") if args.len() > 1 => placement(&args[1..]),
         _ => {
             eprintln!(
-                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] | placement DB [PROBES] [K-L-HK-HL ...] | blocks DB [K-L ...]"
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] [K-L ...] | placement DB [PROBES] [K-L-HK-HL ...] | blocks DB [K-L ...]"
             );
             std::process::exit(2);
         }

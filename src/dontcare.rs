@@ -8,10 +8,18 @@
 //!
 //! [`fill_wdl`] fills the results of one finished sector, given a tablebase with the
 //! true values of the sectors its captures lead into.
+//!
+//! The same rule for whole values (result and distance, a full file of format
+//! version 2 written by `millbase repack`): a slot whose exact value a capturing
+//! ply reaches may store any value no better than its true one, since a probe takes
+//! the better of the stored value and the capturing plies' values
+//! ([`crate::probe::Tablebase::probe`]). A slot that a capture reaches only in its
+//! result, not its distance, keeps its exact value: the probe could not recover the
+//! distance. [`fill_values`] fills those slots.
 
 use crate::probe::{ProbeError, Tablebase};
 use crate::sector::Sector;
-use crate::value::Wdl;
+use crate::value::{Value, Wdl};
 use rayon::prelude::*;
 
 /// What a slot allows, found by [`fill_wdl`].
@@ -106,6 +114,124 @@ pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCoun
         };
         counts.changed += (stored != truth) as u64;
         *t = trit_of(stored);
+        prev = stored;
+    }
+    Ok(counts)
+}
+
+/// What [`fill_values`] stores in a free slot (a duplicate, or a slot whose value a
+/// capture reaches). Every fill is exact; they differ in size (figures in
+/// `docs/FORMAT.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fill {
+    /// `Loss(0)`, the worst value: always allowed; depth 0.
+    #[default]
+    Loss,
+    /// A draw where a draw is no better than the truth (a won or drawn slot), else
+    /// `Loss(0)`: depth 0 everywhere.
+    Low,
+    /// The previous slot's stored value where it is no better than the truth, else
+    /// the truth: longer runs.
+    Prev,
+}
+
+impl Fill {
+    /// Every fill, for measurements.
+    pub const ALL: [Fill; 3] = [Fill::Loss, Fill::Low, Fill::Prev];
+
+    /// The fill's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Loss => "loss",
+            Fill::Low => "low",
+            Fill::Prev => "prev",
+        }
+    }
+
+    /// The fill named `name`.
+    pub fn parse(name: &str) -> Option<Fill> {
+        Fill::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The value to store in a free slot whose true value is `truth` (`None`: a
+    /// duplicate, anything goes) after a slot that stores `prev`.
+    fn choose(self, truth: Option<Value>, prev: Value) -> Value {
+        let allowed = |v: Value| truth.is_none_or(|t| v.cmp_goodness(t).is_le());
+        match self {
+            Fill::Loss => Value::Loss(0),
+            Fill::Low if allowed(Value::Draw) => Value::Draw,
+            Fill::Low => Value::Loss(0),
+            Fill::Prev if allowed(prev) => prev,
+            Fill::Prev => truth.expect("a duplicate allows anything"),
+        }
+    }
+}
+
+/// Which slots of sector `s` may store a value no better than their true one:
+/// `codes[i]` is the true code of slot `i`. `tb` gives the true values of the
+/// sectors the captures lead into.
+fn value_freedom(tb: &Tablebase, s: Sector, codes: &[u16]) -> Result<Vec<Freedom>, ProbeError> {
+    let idx = tb.index();
+    let rules = tb.rules();
+    let (k, l) = s.counts();
+    codes
+        .par_iter()
+        .enumerate()
+        .map(|(slot, &code)| {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            if idx.index(own, opp) != slot as u64 {
+                return Ok(Freedom::Any);
+            }
+            let truth = Value::from_code(code);
+            // Nothing is worse than `Loss(0)`: such a slot has no choice.
+            if truth == Value::Loss(0) {
+                return Ok(Freedom::Fixed);
+            }
+            let pos = s.position(own, opp);
+            for ply in pos.legal_plies(rules) {
+                if ply.removes()
+                    && tb
+                        .ply_value(&pos.after(rules, ply))?
+                        .cmp_goodness(truth)
+                        .is_ge()
+                {
+                    return Ok(Freedom::AtMost);
+                }
+            }
+            Ok(Freedom::Fixed)
+        })
+        .collect()
+}
+
+/// Fills the value don't-cares of sector `s`: `codes[i]` is the true code of slot
+/// `i` and becomes the code to store, by `fill`. `tb` gives the true values of the
+/// sectors the captures lead into (a database with value don't-cares gives them
+/// too, only slower). A stored value is never better than the truth, and equal to
+/// it where no capture reaches the exact value.
+pub fn fill_values(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &mut [u16],
+    fill: Fill,
+) -> Result<FillCounts, ProbeError> {
+    let freedom = value_freedom(tb, s, codes)?;
+    let mut counts = FillCounts::default();
+    let mut prev = Value::Loss(0);
+    for (c, f) in codes.iter_mut().zip(&freedom) {
+        let truth = Value::from_code(*c);
+        let stored = match f {
+            Freedom::Fixed => truth,
+            Freedom::AtMost => {
+                counts.dont_cares += 1;
+                fill.choose(Some(truth), prev)
+            }
+            Freedom::Any => {
+                counts.duplicates += 1;
+                fill.choose(None, prev)
+            }
+        };
+        counts.changed += (stored != truth) as u64;
+        *c = stored.code();
         prev = stored;
     }
     Ok(counts)

@@ -71,6 +71,7 @@
 //!   recomputing stored values;
 //! - [`layout`]: the files of a database directory; [`format`](mod@format): the
 //!   database file; [`manifest`]: `manifest.json`; [`pack`]: WDL-only copies to ship, with [`dontcare`]s filled;
+//!   [`repack`]: full files with value don't-cares (format version 2);
 //! - [`probe`]: the probe library (`Tablebase`); [`opening`]: the placement-phase search;
 //! - [`engine`]: the heuristic engine; [`protocol`]: its text protocol, the server
 //!   (`millbase uci`) and the client (the arena's `uci:` player);
@@ -102,6 +103,7 @@ pub mod position;
 pub mod probe;
 mod progress;
 pub mod protocol;
+pub mod repack;
 mod retro;
 pub mod rules;
 pub mod sector;

@@ -6,7 +6,9 @@
 //!
 //! With don't-cares ([`crate::dontcare`]), the WDL results of each sector are
 //! filled first and the section compressed again: smaller files, and a probe that
-//! looks at the capturing plies of a slot whose stored result is not a win.
+//! looks at the capturing plies of a slot whose stored result is not a win. A
+//! source file with don't-cares (`millbase repack`) has a WDL section that follows
+//! the WDL rule already: it is copied as it is, with its flag.
 //!
 //! Each file is written atomically (temporary file, fsync, rename), and a file
 //! already packed from the same source file is kept, so an interrupted pack resumes
@@ -210,7 +212,7 @@ impl Job<'_> {
         {
             return Ok((header, true, None));
         }
-        if !self.opts.dont_cares {
+        if self.copies() {
             return Ok((write_wdl_only_copy(self.src, &path)?, false, None));
         }
         let mut trits = self.src.read_all_wdl()?;
@@ -228,6 +230,12 @@ impl Job<'_> {
         Ok((header, false, Some(counts)))
     }
 
+    /// Whether the WDL section is copied as it is: without don't-cares asked for, or
+    /// from a source whose WDL section holds them already (a repacked full file).
+    fn copies(&self) -> bool {
+        !self.opts.dont_cares || self.src.wdl_dont_cares()
+    }
+
     /// The header of the packed file in the output if it is an intact WDL-only file
     /// of the sector made from the same source the same way (the same WDL section
     /// when copied, the same header data and flags when filled), so that a resumed
@@ -242,10 +250,10 @@ impl Job<'_> {
             });
         }
         let (s, p) = (self.src.header(), packed.header());
-        let same_wdl = if self.opts.dont_cares {
+        let same_wdl = if !self.copies() {
             p.wdl_dont_cares()
         } else {
-            !p.wdl_dont_cares()
+            p.wdl_dont_cares() == s.wdl_dont_cares()
                 && s.wdl.length == p.wdl.length
                 && s.wdl.data_checksum == p.wdl.data_checksum
                 && s.wdl.table_checksum == p.wdl.table_checksum

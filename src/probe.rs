@@ -387,7 +387,15 @@ impl Tablebase {
     pub fn probe_sets(&self, own: Bits, opp: Bits) -> Result<Value, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Value::Loss(0)),
-            Some((k, l)) => Ok(self.file(k, l)?.value(self.index.index(own, opp))?),
+            Some((k, l)) => {
+                let file = self.file(k, l)?;
+                let stored = file.value(self.index.index(own, opp))?;
+                if !file.value_dont_cares() || stored == Value::Win(1) {
+                    return Ok(stored);
+                }
+                let pos = Position::moving(crate::Color::White, own, opp);
+                self.true_value(&pos, stored)
+            }
         }
     }
 
@@ -450,13 +458,114 @@ impl Tablebase {
         })
     }
 
-    /// The stored value of a valid position with no removal pending whose side to
-    /// move is alive: one look-up in its sector's file (either phase).
+    /// The value of a valid position with no removal pending whose side to move is
+    /// alive: one look-up in its sector's file (either phase); in a file with value
+    /// don't-cares, the better of the stored value and the capturing plies' values.
     fn stored(&self, pos: &Position) -> Result<Value, ProbeError> {
-        let s = Sector::of(pos);
+        self.value_in(self.sector_file(Sector::of(pos))?, pos)
+    }
+
+    /// The value of `pos` (a valid position with no removal pending whose side to
+    /// move is alive) as `file`, a file of its sector, gives it: the stored value,
+    /// or in a file with value don't-cares ([`SubspaceFile::value_dont_cares`]) the
+    /// better of it and the capturing plies' values, read from this tablebase.
+    /// `millbase repack` checks a new file with it before the file takes its name.
+    pub fn value_in(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
+        let stored = file.value(self.index.index(pos.own(), pos.opp()))?;
+        if !file.value_dont_cares() || stored == Value::Win(1) {
+            return Ok(stored);
+        }
+        self.true_value(pos, stored)
+    }
+
+    /// The true value of `pos` (no removal pending, side to move alive) whose slot
+    /// stores `stored` in a file with value don't-cares: the better of `stored` and
+    /// the values of its capturing plies, which lead into smaller sectors, read from
+    /// this tablebase (`millbase verify` applies the rule with it).
+    pub fn true_value(&self, pos: &Position, stored: Value) -> Result<Value, ProbeError> {
+        if stored == Value::Win(1) {
+            return Ok(stored);
+        }
         Ok(self
-            .sector_file(s)?
-            .value(self.index.index(pos.own(), pos.opp()))?)
+            .raise_by_captures(pos, stored, None)?
+            .expect("an unbounded search always has a value"))
+    }
+
+    /// The better of `floor` and the values of `pos`'s capturing plies, if that is
+    /// worse than `bound` (`None`: no bound); `None` as soon as it is known not to be.
+    /// The bound prunes like alpha-beta: a capture is looked at only for a child
+    /// value that would beat the best so far, and a child in a file with value
+    /// don't-cares raises its own stored value only while it stays below that.
+    #[cold]
+    fn raise_by_captures(
+        &self,
+        pos: &Position,
+        floor: Value,
+        bound: Option<Value>,
+    ) -> Result<Option<Value>, ProbeError> {
+        let below = |v: Value| bound.is_none_or(|b| v.cmp_goodness(b).is_lt());
+        if !below(floor) {
+            return Ok(None);
+        }
+        let mut best = floor;
+        for ply in pos.legal_plies(self.rules) {
+            if best == Value::Win(1) {
+                break;
+            }
+            if !ply.removes() {
+                continue;
+            }
+            let child = pos.after(self.rules, ply);
+            let v = if child.material(child.to_move) < 3 {
+                Value::Win(1)
+            } else {
+                // `parent` reverses the order: the ply beats `best` exactly when the
+                // child's value is worse than the value `best` is the parent of
+                // (every child value beats `Loss(0)`).
+                let child_bound = match best {
+                    Value::Loss(0) => None,
+                    Value::Loss(n) => Some(Value::Win(n - 1)),
+                    Value::Win(n) => Some(Value::Loss(n - 1)),
+                    Value::Draw => Some(Value::Draw),
+                };
+                match self.value_below(&child, child_bound)? {
+                    Some(c) => c.parent(),
+                    None => continue,
+                }
+            };
+            if v.cmp_goodness(best).is_gt() {
+                best = v;
+                if !below(best) {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(best))
+    }
+
+    /// The value of `pos` (no removal pending, side to move alive) if it is worse
+    /// than `bound`, else `None`, looking at capturing plies only where its file
+    /// has value don't-cares and the stored value is below the bound.
+    fn value_below(
+        &self,
+        pos: &Position,
+        bound: Option<Value>,
+    ) -> Result<Option<Value>, ProbeError> {
+        let file = self.sector_file(Sector::of(pos))?;
+        let slot = self.index.index(pos.own(), pos.opp());
+        // A stored result better than the bound's is above it whatever the distance:
+        // the depth block is not read.
+        if bound.is_some_and(|b| file.wdl(slot).is_ok_and(|w| w > b.wdl())) {
+            return Ok(None);
+        }
+        let stored = file.value(slot)?;
+        if bound.is_some_and(|b| stored.cmp_goodness(b).is_ge()) {
+            return Ok(None);
+        }
+        if !file.value_dont_cares() {
+            return Ok(Some(stored));
+        }
+        self.raise_by_captures(pos, stored, bound)
     }
 
     /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data). In a

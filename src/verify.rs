@@ -12,13 +12,21 @@
 //! of the sectors its plies lead into (one ply later, down to the moving phase);
 //! since placement is acyclic, this proves every placement value by induction on
 //! the plies left.
+//!
+//! A file with value don't-cares (format version 2, `millbase repack`) is checked
+//! as a probe reads it: each slot's value is the better of its stored value and its
+//! capturing plies' values ([`Tablebase::true_value`], which reads the smaller
+//! sectors the captures lead into), and those values are checked as above: the
+//! values a probe reads then agree with their successors' everywhere, which proves
+//! them by the same induction.
 
 use crate::build::subspaces;
 use crate::format::FormatError;
 use crate::index::Index;
-use crate::layout::{open_checked, open_sector};
+use crate::layout::open_sector;
 use crate::placement::{self, Children};
 use crate::position::{Position, points};
+use crate::probe::Tablebase;
 use crate::rules::Bits;
 use crate::sector::Sector;
 use crate::value::Value;
@@ -31,11 +39,11 @@ use std::path::Path;
 /// value), which is their canonical twin's value.
 pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCheck, FormatError> {
     let rules = idx.rules();
-    let codes = open_sector(db, idx, sector)?.read_all()?;
+    let codes = true_codes(db, idx, sector)?;
     let (quiet, capture) = sector.children();
-    let quiet = open_sector(db, idx, quiet)?.read_all()?;
+    let quiet = true_codes(db, idx, quiet)?;
     let capture = match capture.filter(|c| c.is_valid(rules)) {
-        Some(c) => Some(open_sector(db, idx, c)?.read_all()?),
+        Some(c) => Some(true_codes(db, idx, c)?),
         None => None,
     };
     let kids = Children {
@@ -45,6 +53,42 @@ pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCh
     Ok(compare(idx, sector, &codes, |_, own, opp| {
         Value::from_code(placement::value_of(idx, sector, &kids, own, opp))
     }))
+}
+
+/// The value of every slot of `sector` in `db` as a probe reads it: the stored
+/// codes, checksums checked; in a file with value don't-cares, each slot's canonical
+/// stored value raised by its capturing plies' values, read through a tablebase of
+/// `db`.
+fn true_codes(db: &Path, idx: &Index, sector: Sector) -> Result<Vec<u16>, FormatError> {
+    let file = open_sector(db, idx, sector)?;
+    if !file.value_dont_cares() {
+        return file.read_all();
+    }
+    let stored = file.read_all_stored()?;
+    let unresolved = |what: String| FormatError::Corrupt {
+        path: file.path().to_path_buf(),
+        what: format!("its don't-cares cannot be resolved: {what}"),
+    };
+    let tb = Tablebase::open(db).map_err(|e| unresolved(e.to_string()))?;
+    if tb.rules().fingerprint() != idx.rules().fingerprint() {
+        return Err(unresolved(format!(
+            "the directory's manifest is for rules '{}'",
+            tb.rules().name
+        )));
+    }
+    let (k, l) = sector.counts();
+    (0..stored.len())
+        .into_par_iter()
+        .map(|slot| {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            let v = Value::from_code(stored[idx.index(own, opp) as usize]);
+            match tb.true_value(&sector.position(own, opp), v) {
+                Ok(v) => Ok(v.code()),
+                Err(crate::probe::ProbeError::Format(e)) => Err(e),
+                Err(e) => Err(unresolved(e.to_string())),
+            }
+        })
+        .collect()
 }
 
 /// Compares every stored code of `sector` with `expected(slot, own, opp)`, in
@@ -130,7 +174,7 @@ pub fn check_subspace(
     l: u32,
 ) -> Result<SubspaceCheck, FormatError> {
     let load = |a: u32, b: u32| -> Result<Vec<u16>, FormatError> {
-        open_checked(db, idx, a, b)?.read_all()
+        true_codes(db, idx, Sector::moving(a as u8, b as u8))
     };
     let codes = load(k, l)?;
     let other_owned;

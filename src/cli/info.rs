@@ -52,7 +52,12 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     let rules = named.unwrap_or(Rules::standard());
     let mut out = String::new();
     out.push_str(&format!("file           {}\n", a.file.display()));
-    out.push_str(&format!("format         version {}\n", h.version));
+    let flags = match (h.value_dont_cares(), h.wdl_dont_cares()) {
+        (true, _) => ", value don't-cares (flags 3: `millbase repack`)",
+        (false, true) => ", WDL don't-cares (flag 1)",
+        _ => "",
+    };
+    out.push_str(&format!("format         version {}{flags}\n", h.version));
     out.push_str(&format!(
         "rules          {} (fingerprint {:016x}, {rules_note})\n",
         h.meta.variant, h.meta.fingerprint

@@ -6,6 +6,7 @@ mod db;
 mod info;
 mod oracle;
 mod pack;
+mod repack;
 #[cfg(feature = "serve")]
 mod serve;
 mod uci;
@@ -40,6 +41,8 @@ enum Command {
     Stats(db::StatsArgs),
     /// Copy a database directory for shipping: `--wdl-only` keeps win/draw/loss only.
     Pack(pack::PackArgs),
+    /// Rewrite full files with don't-cares (format 2): smaller, probes stay exact.
+    Repack(repack::RepackArgs),
     /// Print the header of a database file.
     Info(info::InfoArgs),
     /// Solve a placement position (default: the empty board) with the opening search.
@@ -73,6 +76,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Verify(a) => db::verify(a),
         Command::Stats(a) => db::stats(a),
         Command::Pack(a) => pack::pack(a),
+        Command::Repack(a) => repack::repack_cmd(a),
         Command::Solve(a) => oracle::solve(a),
         Command::Probe(a) => oracle::probe(a),
         Command::Analyze(a) => oracle::analyze(a),

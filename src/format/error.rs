@@ -129,6 +129,17 @@ pub enum FormatError {
         /// The file.
         path: PathBuf,
     },
+    /// All true values were asked of a file with value don't-cares (format version
+    /// 2, written by `millbase repack`), whose stored values are true only with the
+    /// probe's look at the capturing plies.
+    #[error(
+        "{}: this file holds don't-cares (made by `millbase repack`), so its stored values are not all true values; probes and `millbase verify` read it, but building from it needs the original (version 1) file: build into another directory, or from a copy made before the repack",
+        path.display()
+    )]
+    DontCares {
+        /// The file.
+        path: PathBuf,
+    },
     /// The writer was given inconsistent data (a builder bug).
     #[error("refusing to write {}: {what}", path.display())]
     Input {

@@ -48,8 +48,8 @@ pub use checksum::xxh64;
 pub use error::{FormatError, open_regular};
 pub use read::SubspaceFile;
 pub use write::{
-    WriteOptions, depth_encoding_for, write_atomic, write_subspace, write_subspace_with,
-    write_wdl_only_copy,
+    WriteOptions, depth_encoding_for, replace_file, write_atomic, write_subspace,
+    write_subspace_with, write_wdl_only_copy,
 };
 
 use crate::value::Counts;
@@ -78,8 +78,15 @@ pub const VARIANT_LEN: usize = 32;
 /// better than its true one; the true result is the better of the stored one and
 /// the best result of the position's capturing plies. Only in WDL-only files.
 pub const FLAG_WDL_DONT_CARES: u32 = 1;
+/// Header flag (format version 2): the full values hold don't-cares (a full file
+/// written by `millbase repack`). A slot whose exact value (result and distance) a
+/// capturing ply reaches may store any value no better than its true one; the true
+/// value is the better of the stored one and the best value of the position's
+/// capturing plies. Only in full files, and always with [`FLAG_WDL_DONT_CARES`] (the
+/// stored results then follow the WDL rule too).
+pub const FLAG_VALUE_DONT_CARES: u32 = 2;
 /// Every flag this version knows.
-const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES;
+const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -190,7 +197,8 @@ pub struct Header {
     pub max_distance: u16,
     /// The WDL section.
     pub wdl: Section,
-    /// Flags ([`FLAG_WDL_DONT_CARES`]); 0 in a version 1 file.
+    /// Flags ([`FLAG_WDL_DONT_CARES`], [`FLAG_VALUE_DONT_CARES`]); 0 in a version 1
+    /// file.
     pub flags: u32,
     /// The depth section; `None` in a WDL-only file (format version 2, written by
     /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
@@ -211,6 +219,12 @@ impl Header {
     /// takes the better of the stored result and the capturing plies' results.
     pub fn wdl_dont_cares(&self) -> bool {
         self.flags & FLAG_WDL_DONT_CARES != 0
+    }
+
+    /// Whether the full values hold don't-cares ([`FLAG_VALUE_DONT_CARES`]): a probe
+    /// takes the better of the stored value and the capturing plies' values.
+    pub fn value_dont_cares(&self) -> bool {
+        self.flags & FLAG_VALUE_DONT_CARES != 0
     }
 
     /// Whether the file holds win/draw/loss only (no depth section).

@@ -4,9 +4,10 @@
 
 use super::pack::{combine, half_at, trit_at};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED,
-    HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section,
-    SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, open_regular, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
+    HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC,
+    SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, open_regular,
+    xxh64,
 };
 use crate::cache::{BlockCache, Key};
 use crate::value::{Counts, Value, Wdl};
@@ -198,8 +199,19 @@ pub(super) fn parse_header(
             "unknown header flags {flags:#x}: written by a newer millbase? use one that reads them"
         )));
     }
-    if flags & FLAG_WDL_DONT_CARES != 0 && depth.is_some() {
-        return Err(corrupt("WDL don't-cares in a file with distances".into()));
+    // A full file has no don't-cares or both kinds (its stored results follow the
+    // WDL rule because its values follow the value rule); a WDL-only file has no
+    // values to hold value don't-cares.
+    let allowed = if depth.is_some() {
+        flags == 0 || flags == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
+    } else {
+        flags & FLAG_VALUE_DONT_CARES == 0
+    };
+    if !allowed {
+        return Err(corrupt(format!(
+            "header flags {flags:#x} in a {} file",
+            if depth.is_some() { "full" } else { "WDL-only" }
+        )));
     }
     Ok(Header {
         version,
@@ -542,6 +554,15 @@ impl SubspaceFile {
         self.header.wdl_dont_cares()
     }
 
+    /// Whether the full values hold don't-cares ([`super::FLAG_VALUE_DONT_CARES`], a
+    /// full file written by `millbase repack`): [`SubspaceFile::value`] is then a
+    /// value no better than the true one, which is the better of it and the
+    /// capturing plies' values ([`crate::probe::Tablebase::probe`] applies the
+    /// rule), and [`SubspaceFile::read_all`] refuses the file.
+    pub fn value_dont_cares(&self) -> bool {
+        self.header.value_dont_cares()
+    }
+
     /// The depth section, or the error that says this file has none.
     fn depth(&self) -> Result<&SectionReader, FormatError> {
         self.depth.as_ref().ok_or_else(|| FormatError::WdlOnly {
@@ -549,7 +570,8 @@ impl SubspaceFile {
         })
     }
 
-    /// The code of slot `idx` (see [`crate::value`]). Reads a WDL and a depth block.
+    /// The stored code of slot `idx` (see [`crate::value`]). Reads a WDL and a depth
+    /// block. In a file with value don't-cares it may be worse than the true one.
     pub fn code(&self, idx: u64) -> Result<u16, FormatError> {
         let depth = self.depth()?;
         let t = self.trit(idx)?;
@@ -562,14 +584,28 @@ impl SubspaceFile {
             .ok_or_else(|| self.corrupt_slot("depth", idx))
     }
 
-    /// The value of slot `idx`.
+    /// The stored value of slot `idx` (see [`SubspaceFile::code`]).
     pub fn value(&self, idx: u64) -> Result<Value, FormatError> {
         self.code(idx).map(Value::from_code)
     }
 
     /// Every code of the file, decompressed in parallel on the current rayon pool,
     /// without filling the probe cache. Checks every block checksum on the way.
+    /// Refuses a file with value don't-cares ([`FormatError::DontCares`]), whose
+    /// stored codes are not all true values: see [`SubspaceFile::read_all_stored`].
     pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
+        if self.value_dont_cares() {
+            return Err(FormatError::DontCares {
+                path: self.path.clone(),
+            });
+        }
+        self.read_all_stored()
+    }
+
+    /// Every stored code of the file, as [`SubspaceFile::read_all`] but also of a
+    /// file with value don't-cares, where a stored code may be worse than the true
+    /// one (`millbase verify` and `millbase repack` apply the rule themselves).
+    pub fn read_all_stored(&self) -> Result<Vec<u16>, FormatError> {
         let depth = self.depth()?;
         let size = self.header.size;
         let mut codes = self.read_all_wdl()?;

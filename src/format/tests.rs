@@ -362,3 +362,88 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     assert!(!dir.join("out.mdb").exists());
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
+    let dir = tmpdir("value-dc");
+    let codes = realistic_codes(12_345, 5);
+    let meta = meta_for(&codes);
+    // Filled values are no better than the truth and no longer than the longest:
+    // here some wins replaced by `Loss(0)`.
+    let filled: Vec<u16> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| if i % 7 == 0 && trit(c) == 1 { 1 } else { c })
+        .collect();
+    let opts = WriteOptions {
+        value_dont_cares: true,
+        ..small_opts()
+    };
+    let path = dir.join("dc.mdb");
+    let h = write_subspace_with(&path, &meta, &filled, &opts).unwrap();
+    assert_eq!((h.version, h.flags), (VERSION, 3));
+    assert!(h.value_dont_cares() && h.wdl_dont_cares() && h.depth.is_some());
+    // The header keeps the true counts and longest values.
+    assert_eq!(h.meta, meta);
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    assert!(f.value_dont_cares());
+    assert_eq!(f.read_all_stored().unwrap(), filled);
+    let err = f.read_all().unwrap_err();
+    assert!(matches!(err, FormatError::DontCares { .. }), "{err}");
+    assert!(err.to_string().contains("millbase repack"), "{err}");
+    // A WDL-only copy keeps the WDL rule's flag only.
+    let copy = write_wdl_only_copy(&f, &dir.join("copy.mdb")).unwrap();
+    assert_eq!(copy.flags, FLAG_WDL_DONT_CARES);
+    // A filled value longer than the longest true one is refused.
+    let mut long = filled.clone();
+    long[3] = meta.counts.longest_loss + 3;
+    let err = write_subspace_with(&dir.join("long.mdb"), &meta, &long, &opts).unwrap_err();
+    assert!(matches!(err, FormatError::Input { .. }), "{err}");
+    // Value don't-cares belong in full files only.
+    let wdl_only = WriteOptions {
+        wdl_only: true,
+        ..opts.clone()
+    };
+    assert!(write_subspace_with(&dir.join("x.mdb"), &meta, &filled, &wdl_only).is_err());
+    // Flags that do not go together are a damaged file: a full file with one of the
+    // two flags, a WDL-only file with the value flag, an unknown bit.
+    let plain = dir.join("plain.mdb");
+    write_subspace_with(&plain, &meta, &codes, &small_opts()).unwrap();
+    let wdl_file = dir.join("wdl.mdb");
+    write_subspace_with(
+        &wdl_file,
+        &meta,
+        &codes,
+        &WriteOptions {
+            wdl_only: true,
+            ..small_opts()
+        },
+    )
+    .unwrap();
+    for (src, flags) in [
+        (&path, 1u32),
+        (&path, 2),
+        (&wdl_file, 2),
+        (&wdl_file, 3),
+        (&path, 7),
+    ] {
+        let mut b = fs::read(src).unwrap();
+        LE::write_u32(&mut b[202..], flags);
+        let sum = xxh64(&b[..HEADER_CHECKED]);
+        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+        let bad = dir.join("bad.mdb");
+        fs::write(&bad, &b).unwrap();
+        let err = SubspaceFile::open(&bad, &Expect::any()).unwrap_err();
+        assert!(matches!(err, FormatError::Corrupt { .. }), "{flags}: {err}");
+    }
+    // A version 1 file's reserved flag bytes are not read as flags.
+    let mut b = fs::read(&plain).unwrap();
+    LE::write_u32(&mut b[202..], 3);
+    let sum = xxh64(&b[..HEADER_CHECKED]);
+    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+    fs::write(&plain, &b).unwrap();
+    let v1 = SubspaceFile::open(&plain, &Expect::any()).unwrap();
+    assert!(!v1.value_dont_cares());
+    assert_eq!(v1.read_all().unwrap(), codes);
+    fs::remove_dir_all(&dir).unwrap();
+}

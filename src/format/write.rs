@@ -4,9 +4,9 @@
 use super::pack::{pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN,
-    Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL,
-    xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
+    HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta,
+    VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -34,6 +34,11 @@ pub struct WriteOptions {
     /// The WDL results given are filled don't-cares ([`super::FLAG_WDL_DONT_CARES`]);
     /// only with `wdl_only`.
     pub wdl_dont_cares: bool,
+    /// The values given are filled value don't-cares
+    /// ([`super::FLAG_VALUE_DONT_CARES`], with [`super::FLAG_WDL_DONT_CARES`]): a
+    /// full file of format version 2, written by `millbase repack`; not with
+    /// `wdl_only`.
+    pub value_dont_cares: bool,
 }
 
 impl Default for WriteOptions {
@@ -46,6 +51,7 @@ impl Default for WriteOptions {
             wdl_encoding: Encoding::Trits5,
             wdl_only: false,
             wdl_dont_cares: false,
+            value_dont_cares: false,
         }
     }
 }
@@ -112,6 +118,7 @@ fn encode_subspace(
         || opts.wdl_block == 0
         || opts.depth_block == 0
         || (opts.wdl_dont_cares && !opts.wdl_only)
+        || (opts.value_dont_cares && opts.wdl_only)
     {
         return Err(input_error(path, "bad write options".into()));
     }
@@ -132,8 +139,18 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    // Filled don't-cares are not the true values: their distances say nothing.
-    if !opts.wdl_dont_cares && (win, loss) != (meta.counts.longest_win, meta.counts.longest_loss) {
+    // Filled don't-cares are not the true values: a WDL-only file's distances say
+    // nothing, and a full file's filled values are no longer than the longest true
+    // ones (they are worse than the truth, copied from other slots or `Loss(0)`).
+    let longest = (meta.counts.longest_win, meta.counts.longest_loss);
+    let consistent = if opts.wdl_dont_cares {
+        true
+    } else if opts.value_dont_cares {
+        win <= longest.0 && loss <= longest.1
+    } else {
+        (win, loss) == longest
+    };
+    if !consistent {
         return Err(input_error(
             path,
             format!(
@@ -180,7 +197,7 @@ fn encode_subspace(
     let h = &mut file[..HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
-    let version = if depth.is_some() {
+    let version = if depth.is_some() && !opts.value_dont_cares {
         VERSION_FULL
     } else {
         VERSION
@@ -206,7 +223,9 @@ fn encode_subspace(
     }
     h[200] = meta.hands[0];
     h[201] = meta.hands[1];
-    if opts.wdl_dont_cares {
+    if opts.value_dont_cares {
+        LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES);
+    } else if opts.wdl_dont_cares {
         LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES);
     }
     let checksum = xxh64(&h[..HEADER_CHECKED]);
@@ -216,8 +235,9 @@ fn encode_subspace(
 
 /// Writes the WDL-only copy of `src` to `path` (atomically, as [`write_subspace_with`]):
 /// the same header data and the same WDL section, byte for byte (its checksums are
-/// checked first), without the depth section, as format version 2. Returns the new
-/// file's header.
+/// checked first), without the depth section, as format version 2. The WDL section
+/// of a file with value don't-cares follows the WDL rule, so the copy keeps
+/// [`FLAG_WDL_DONT_CARES`]. Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
     let wdl = src.wdl_section_checked()?;
     let h = src.header();
@@ -231,6 +251,7 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     LE::write_u32(&mut head[8..], VERSION);
     LE::write_u16(&mut head[102..], 1);
     head[152..200].fill(0);
+    LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES);
     let checksum = xxh64(&head[..HEADER_CHECKED]);
     LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
     let header = parse_header(path, &file, file.len() as u64)?;
@@ -309,6 +330,27 @@ fn write_section_entry(e: &mut [u8], s: &Section) {
     LE::write_u64(&mut e[40..], s.data_checksum);
 }
 
+/// Renames `from` to `to` (replacing it, atomically on one file system) and syncs
+/// the directory of `to`, so that the rename survives a crash.
+pub fn replace_file(from: &Path, to: &Path) -> Result<(), FormatError> {
+    fs::rename(from, to).map_err(|e| FormatError::io(to, e))?;
+    sync_dir(to)
+}
+
+/// Syncs the directory that holds `path` (where directories can be opened).
+fn sync_dir(path: &Path) -> Result<(), FormatError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // Directories cannot be opened everywhere (Windows); there the rename is as
+    // durable as the platform makes it.
+    if let Ok(d) = File::open(dir) {
+        d.sync_all().map_err(|e| FormatError::io(dir, e))?;
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` through `<path>.tmp`: write, fsync, rename, fsync the
 /// directory. Used for database files and the manifest.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FormatError> {
@@ -320,17 +362,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FormatError> {
         f.write_all(bytes).map_err(|e| FormatError::io(&tmp, e))?;
         f.sync_all().map_err(|e| FormatError::io(&tmp, e))?;
         drop(f);
-        fs::rename(&tmp, path).map_err(|e| FormatError::io(path, e))?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        // Make the rename durable. Directories cannot be opened everywhere (Windows);
-        // there the rename is as durable as the platform makes it.
-        if let Ok(d) = File::open(dir) {
-            d.sync_all().map_err(|e| FormatError::io(dir, e))?;
-        }
-        Ok(())
+        replace_file(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -1,0 +1,116 @@
+//! `repack`: full files with value don't-cares (format version 2), in place or into
+//! another directory.
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use millbase::dontcare::Fill;
+use millbase::index::Index;
+use millbase::probe::Tablebase;
+use millbase::repack::{RepackOptions, RepackReport, repack};
+use millbase::sector::Sector;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `repack`.
+#[derive(Args)]
+pub struct RepackArgs {
+    /// The database directory whose full files to repack.
+    #[arg(long, default_value = "db")]
+    db: PathBuf,
+    /// Write the repacked files into this directory (created if missing) instead of
+    /// replacing the files in place.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// What the free slots store: `loss` (Loss(0)), `low` (a draw where allowed, else
+    /// Loss(0)) or `prev` (the previous slot's value where allowed).
+    #[arg(long, default_value = "loss")]
+    fill: String,
+    /// zstd level of the depth section (the build writes 9; a repack runs once, so a
+    /// slower level that compresses better may pay).
+    #[arg(long, default_value_t = millbase::repack::DEPTH_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    depth_level: i32,
+    /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// No line per sector.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn bits(bytes: u64, slots: u64) -> f64 {
+    bytes as f64 * 8.0 / slots.max(1) as f64
+}
+
+fn line(r: &RepackReport) -> String {
+    let share = |n: u64| format!("{:.1}", 100.0 * n as f64 / r.slots.max(1) as f64);
+    let (dup, dc) = match r.filled {
+        Some(f) => (share(f.duplicates), share(f.dont_cares)),
+        None => ("-".into(), "-".into()),
+    };
+    let note = if r.kept { "  already repacked" } else { "" };
+    format!(
+        "{:>10} {:>13} {:>7.3} {:>7.3} {:>7.3} {:>7.3} {dup:>6} {dc:>6} {:>8.1}{note}",
+        r.sector.name(),
+        r.slots,
+        bits(r.before.0, r.slots),
+        bits(r.after.0, r.slots),
+        bits(r.before.1, r.slots),
+        bits(r.after.1, r.slots),
+        r.seconds
+    )
+}
+
+/// `millbase repack`.
+pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
+    let fill = Fill::parse(&a.fill)
+        .ok_or_else(|| anyhow!("unknown fill '{}': use loss, low or prev", a.fill))?;
+    let only = a
+        .only
+        .iter()
+        .map(|s| {
+            Sector::parse(s).ok_or_else(|| anyhow!("'{s}' is not a sector (K-L or K-L-HK-HL)"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rules = Tablebase::open(&a.db)?.rules();
+    let idx = Index::for_rules(rules);
+    let opts = RepackOptions {
+        out: a.out.clone(),
+        fill,
+        only,
+        depth_level: a.depth_level,
+    };
+    let start = std::time::Instant::now();
+    let mut first = true;
+    let reports = repack(&a.db, idx, &opts, |r| {
+        if a.quiet {
+            return;
+        }
+        if std::mem::take(&mut first) {
+            println!(
+                "{:>10} {:>13} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>8}",
+                "sector", "slots", "wdl", "wdl v2", "depth", "depth2", "dup %", "d-c %", "seconds"
+            );
+        }
+        println!("{}", line(r));
+    })?;
+    let sum = |f: fn(&RepackReport) -> u64| reports.iter().map(f).sum::<u64>();
+    let slots = sum(|r| r.slots);
+    let (before, after) = (
+        sum(|r| r.before.0 + r.before.1),
+        sum(|r| r.after.0 + r.after.1),
+    );
+    println!(
+        "repacked {} files ({slots} slots, fill {}): {before} bytes of sections into {after} ({:.3} -> {:.3} bit/slot; WDL {:.3} -> {:.3}, depth {:.3} -> {:.3}) in {:.1} s: {}",
+        reports.len(),
+        fill.name(),
+        bits(before, slots),
+        bits(after, slots),
+        bits(sum(|r| r.before.0), slots),
+        bits(sum(|r| r.after.0), slots),
+        bits(sum(|r| r.before.1), slots),
+        bits(sum(|r| r.after.1), slots),
+        start.elapsed().as_secs_f64(),
+        a.out.as_ref().unwrap_or(&a.db).display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

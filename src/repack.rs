@@ -1,0 +1,383 @@
+//! `millbase repack`: converts the full files of a database directory (format
+//! version 1) into full files with value don't-cares (format version 2, header flags
+//! 1 and 2, see `docs/FORMAT.md` and [`crate::dontcare`]): every slot whose exact
+//! value a capturing ply reaches, and every duplicate slot, is filled with what
+//! compresses better; probes stay exact by looking at the capturing plies.
+//!
+//! In place or into another directory (`--out`). Per file: the true values are read
+//! from the original, filled, written to `NAME.repack` beside the destination
+//! (synced), and that file is opened and checked on every slot against the
+//! original's values (through [`Tablebase::value_in`], the probe's own rule) before
+//! it is renamed to `NAME`, replacing the original in place. So the original is
+//! never lost before its replacement is proved equal; a crash leaves either file
+//! whole. A file that is already repacked is kept, so an interrupted repack resumes.
+//! The children of a sector (the sectors its captures lead into) are read from the
+//! source directory, repacked or not: probes of either are exact.
+
+use crate::dontcare::{Fill, FillCounts, fill_values};
+use crate::format::{
+    Expect, FormatError, Header, SubspaceFile, VERSION, WriteOptions, replace_file,
+    write_subspace_with,
+};
+use crate::index::Index;
+use crate::layout::{existing_files, open_finished_sector};
+use crate::manifest::{Entry, Manifest, ManifestError};
+use crate::probe::{ProbeError, Tablebase};
+use crate::sector::Sector;
+use crate::value::Value;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Why a repack failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RepackError {
+    /// The source has no database files.
+    #[error("{}: no database files to repack", dir.display())]
+    Empty {
+        /// The source directory.
+        dir: PathBuf,
+    },
+    /// A source file holds win/draw/loss only: there are no values to repack.
+    #[error(
+        "{}: a WDL-only file (no distances); repack converts full files (its WDL don't-cares come from `millbase pack --wdl-only --dont-cares`)",
+        path.display()
+    )]
+    WdlOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The output directory's manifest is of other rules.
+    #[error(
+        "{}: its manifest is for rules '{found}', the source for '{expected}'; repack into another directory",
+        dir.display()
+    )]
+    OtherRules {
+        /// The output directory.
+        dir: PathBuf,
+        /// The rules of the output's manifest.
+        found: String,
+        /// The rules of the source.
+        expected: String,
+    },
+    /// The new file does not give the original's value on some slot: it is
+    /// deleted and the original kept (a bug in the fill, or a damaged source).
+    #[error(
+        "{}: the repacked file gives {found} at slot {slot} ({position}), the original {expected}; the original is kept",
+        path.display()
+    )]
+    Differs {
+        /// The original file.
+        path: PathBuf,
+        /// The first slot that differs.
+        slot: u64,
+        /// Its position, as text.
+        position: String,
+        /// The original's value.
+        expected: Value,
+        /// The repacked file's value.
+        found: Value,
+    },
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// A value needed to fill or check the don't-cares could not be probed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+    /// The output's manifest could not be read or written.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The output directory could not be created, resolved or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// What happened to one sector.
+#[derive(Clone, Debug)]
+pub struct RepackReport {
+    /// The sector.
+    pub sector: Sector,
+    /// Index slots of the sector.
+    pub slots: u64,
+    /// Bytes of the WDL and depth sections of the source file.
+    pub before: (u64, u64),
+    /// Bytes of the WDL and depth sections of the repacked file.
+    pub after: (u64, u64),
+    /// Seconds this sector took (fill, write and check).
+    pub seconds: f64,
+    /// Whether the file was repacked already (kept as it is).
+    pub kept: bool,
+    /// The free slots found and filled (`None` when kept).
+    pub filled: Option<FillCounts>,
+}
+
+/// How to repack.
+#[derive(Clone, Debug)]
+pub struct RepackOptions {
+    /// The directory to write; `None`: replace the files in place.
+    pub out: Option<PathBuf>,
+    /// What the free slots store.
+    pub fill: Fill,
+    /// Only these sectors (all when empty).
+    pub only: Vec<Sector>,
+    /// zstd level of the depth section ([`DEPTH_LEVEL`] unless set).
+    pub depth_level: i32,
+}
+
+/// The depth section's zstd level a repack uses unless told otherwise.
+pub const DEPTH_LEVEL: i32 = 9;
+
+impl Default for RepackOptions {
+    fn default() -> Self {
+        RepackOptions {
+            out: None,
+            fill: Fill::default(),
+            only: Vec::new(),
+            depth_level: DEPTH_LEVEL,
+        }
+    }
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RepackError + '_ {
+    move |source| RepackError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Repacks every full file of `src` (or the sectors of `opts.only`) for the rules of
+/// `idx`, into `opts.out` or in place. `done` is called after each sector.
+pub fn repack(
+    src: &Path,
+    idx: &Index,
+    opts: &RepackOptions,
+    mut done: impl FnMut(&RepackReport),
+) -> Result<Vec<RepackReport>, RepackError> {
+    let rules = idx.rules();
+    let dest = opts.out.as_deref().unwrap_or(src);
+    std::fs::create_dir_all(dest).map_err(io_error(dest))?;
+    let in_place = src.canonicalize().map_err(io_error(src))?
+        == dest.canonicalize().map_err(io_error(dest))?;
+    let mut manifest = match Manifest::load(dest) {
+        Ok(Some(m)) if m.fingerprint() != Some(rules.fingerprint()) => {
+            return Err(RepackError::OtherRules {
+                dir: dest.to_path_buf(),
+                found: m.rules.name,
+                expected: rules.name.to_string(),
+            });
+        }
+        Ok(Some(m)) => m,
+        _ => Manifest::new(rules.name, rules.fingerprint()),
+    };
+    let source_manifest = Manifest::load(src).ok().flatten();
+    let files: Vec<_> = existing_files(src, idx)
+        .into_iter()
+        .filter(|(s, _)| opts.only.is_empty() || opts.only.contains(s))
+        .collect();
+    if files.is_empty() {
+        return Err(RepackError::Empty {
+            dir: src.to_path_buf(),
+        });
+    }
+    let tb = Tablebase::open(src)?;
+    let mut reports = Vec::with_capacity(files.len());
+    for (sector, file) in files {
+        let file = file?;
+        if file.wdl_only() {
+            return Err(RepackError::WdlOnly {
+                path: file.path().to_path_buf(),
+            });
+        }
+        let start = std::time::Instant::now();
+        let job = Job {
+            src: &file,
+            tb: &tb,
+            dest,
+            idx,
+            sector,
+            fill: opts.fill,
+            depth_level: opts.depth_level,
+            in_place,
+        };
+        let (header, kept, filled) = job.run()?;
+        let old = source_manifest.as_ref().and_then(|m| m.get_sector(sector));
+        let mut entry = Entry::new(&header, old.map_or(0.0, |e| e.build_seconds));
+        if let Some(e) = old {
+            entry.longest_win_example = e.longest_win_example.clone();
+            entry.longest_loss_example = e.longest_loss_example.clone();
+        }
+        if header.version > manifest.format_version {
+            manifest.format_version = VERSION;
+        }
+        manifest.record(dest, entry)?;
+        let s = file.header();
+        let report = RepackReport {
+            sector,
+            slots: header.size,
+            before: (s.wdl.length, s.depth_bytes()),
+            after: (header.wdl.length, header.depth_bytes()),
+            seconds: start.elapsed().as_secs_f64(),
+            kept,
+            filled,
+        };
+        done(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// One sector to repack.
+struct Job<'a> {
+    src: &'a SubspaceFile,
+    tb: &'a Tablebase,
+    dest: &'a Path,
+    idx: &'a Index,
+    sector: Sector,
+    fill: Fill,
+    depth_level: i32,
+    in_place: bool,
+}
+
+impl Job<'_> {
+    /// Writes, checks and installs the repacked file, unless it is there already.
+    /// Returns its header, whether it was kept, and the slots filled.
+    fn run(&self) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
+        if let Some(header) = self.repacked_already()? {
+            return Ok((header, true, None));
+        }
+        let name = self.sector.file_name();
+        let path = self.dest.join(&name);
+        let staging = self.dest.join(format!("{name}.repack"));
+        let (filled, header) = match self.stage(&staging) {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = std::fs::remove_file(&staging);
+                return Err(e);
+            }
+        };
+        replace_file(&staging, &path)?;
+        Ok((header, false, filled))
+    }
+
+    /// The repacked file's header if the destination holds one made from this
+    /// source: in place, the source itself when it has value don't-cares; elsewhere,
+    /// an intact file with value don't-cares of the same sector and header data.
+    fn repacked_already(&self) -> Result<Option<Header>, RepackError> {
+        if self.in_place {
+            return Ok(self
+                .src
+                .value_dont_cares()
+                .then(|| self.src.header().clone()));
+        }
+        let Ok(done) = open_finished_sector(self.dest, self.idx, self.sector) else {
+            return Ok(None);
+        };
+        let (s, d) = (self.src.header(), done.header());
+        // A source that is repacked already was copied byte for byte.
+        let same_source = !self.src.value_dont_cares() || s.checksum == d.checksum;
+        let same = done.value_dont_cares()
+            && same_source
+            && s.meta == d.meta
+            && s.size == d.size
+            && done.verify_checksums().is_ok();
+        Ok(same.then(|| d.clone()))
+    }
+
+    /// Writes the repacked file to `staging` and checks it on every slot; a source
+    /// that is repacked already is copied (its checksums checked).
+    fn stage(&self, staging: &Path) -> Result<(Option<FillCounts>, Header), RepackError> {
+        let (k, l) = self.sector.counts();
+        let expect = Expect::sector(
+            self.idx.rules().fingerprint(),
+            self.sector,
+            self.idx.size(k, l),
+        );
+        if self.src.value_dont_cares() {
+            self.src.verify_checksums()?;
+            std::fs::copy(self.src.path(), staging).map_err(io_error(staging))?;
+            std::fs::File::open(staging)
+                .and_then(|f| f.sync_all())
+                .map_err(io_error(staging))?;
+            let copy = SubspaceFile::open(staging, &expect)?;
+            copy.verify_checksums()?;
+            return Ok((None, copy.header().clone()));
+        }
+        let truth = self.src.read_all()?;
+        let mut codes = truth.clone();
+        let counts = fill_values(self.tb, self.sector, &mut codes, self.fill)?;
+        let opts = WriteOptions {
+            value_dont_cares: true,
+            depth_level: self.depth_level,
+            ..WriteOptions::default()
+        };
+        write_subspace_with(staging, &self.src.header().meta, &codes, &opts)?;
+        drop(codes);
+        let staged = SubspaceFile::open(staging, &expect)?;
+        check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?;
+        Ok((Some(counts), staged.header().clone()))
+    }
+}
+
+/// Checks that `staged`, read as a probe reads it (the stored value, raised by the
+/// capturing plies' values from `tb`), gives `truth[i]` for the position of every
+/// slot `i` of `sector`; `original` names the source in the error. A duplicate slot
+/// reads its canonical twin, so it is checked as the twin's value (and the source's
+/// duplicate must equal its twin). Decompresses every block of `staged`.
+pub fn check_repacked(
+    tb: &Tablebase,
+    sector: Sector,
+    staged: &SubspaceFile,
+    truth: &[u16],
+    original: &Path,
+) -> Result<(), RepackError> {
+    let idx = tb.index();
+    let (k, l) = sector.counts();
+    if staged.header().size != truth.len() as u64 {
+        return Err(FormatError::Mismatch {
+            path: staged.path().to_path_buf(),
+            what: format!(
+                "{} slots, the original {}",
+                staged.header().size,
+                truth.len()
+            ),
+        }
+        .into());
+    }
+    let stored = staged.read_all_stored()?;
+    let differs = |slot: usize, found: Value| RepackError::Differs {
+        path: original.to_path_buf(),
+        slot: slot as u64,
+        position: {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            crate::fen::format(idx.rules(), &sector.position(own, opp), Default::default())
+        },
+        expected: Value::from_code(truth[slot]),
+        found,
+    };
+    stored
+        .par_iter()
+        .enumerate()
+        .try_for_each(|(slot, &code)| -> Result<(), RepackError> {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            let twin = idx.index(own, opp) as usize;
+            if twin != slot {
+                if truth[twin] != truth[slot] {
+                    return Err(differs(slot, Value::from_code(truth[twin])));
+                }
+                return Ok(());
+            }
+            if code == truth[slot] {
+                return Ok(());
+            }
+            let found = tb.value_in(staged, &sector.position(own, opp))?;
+            let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
+            if found.code() != truth[slot] || worse.is_gt() {
+                return Err(differs(slot, found));
+            }
+            Ok(())
+        })
+}

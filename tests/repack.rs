@@ -1,0 +1,359 @@
+//! `millbase repack`: full files with value don't-cares (format version 2) answer
+//! every probe as the original files do, on every slot of the whole reduced game
+//! `standard-4` and of the smaller sectors of `standard-5` (both phases; the repack
+//! itself checks every slot of every file it writes); `verify` passes on them; the
+//! arena's perfect player plays the same games; a repack in place resumes, and a
+//! file that would not give the original's values is never installed.
+
+use millbase::arena::{self, ArenaConfig, Openings};
+use millbase::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::dontcare::Fill;
+use millbase::format::{FormatError, SubspaceFile, WriteOptions, write_subspace_with};
+use millbase::index::Index;
+use millbase::pack::{PackOptions, pack_wdl_only};
+use millbase::probe::Tablebase;
+use millbase::repack::{RepackError, RepackOptions, check_repacked, repack};
+use millbase::sector::Sector;
+use millbase::{Rules, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("millbase-repack-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn rules(n: u32) -> &'static Rules {
+    Rules::by_name(&format!("standard-{n}")).unwrap()
+}
+
+fn build_game(n: u32, dir: PathBuf) -> PathBuf {
+    let opts = BuildOptions {
+        db: dir.clone(),
+        selection: Selection::All,
+        phase: BuildPhase::All,
+        threads: None,
+        quiet: true,
+    };
+    build(rules(n), &opts).unwrap();
+    dir
+}
+
+/// The whole standard-4 game, built once.
+fn game4() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_game(4, temp("g4")))
+}
+
+/// The whole standard-5 game, built once.
+fn game5() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| build_game(5, temp("g5")))
+}
+
+fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
+    let out = temp(name);
+    let opts = RepackOptions {
+        out: Some(out.clone()),
+        fill,
+        ..RepackOptions::default()
+    };
+    let reports = repack(src, Index::for_rules(rules(n)), &opts, |_| {}).unwrap();
+    assert!(reports.iter().all(|r| !r.kept && r.filled.is_some()));
+    out
+}
+
+fn bytes(d: &Path) -> u64 {
+    std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".mdb"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
+/// Every probe of `new` equals `old`'s on the position of every `step`-th slot
+/// (duplicates included) of the sectors `sectors`: value, result, the moving
+/// phase's set probes, and every `moves_step`-th slot's ranked plies and best ply.
+/// Returns the canonical slots looked at whose stored value differs from the
+/// original (the don't-cares the test exercised).
+fn probes_equal(old: &Path, new: &Path, sectors: &[Sector], step: u64, moves_step: u64) -> u64 {
+    let a = Tablebase::open(old).unwrap();
+    let b = Tablebase::open(new).unwrap();
+    assert_eq!(a.available_sectors(), b.available_sectors());
+    let idx = a.index();
+    let mut changed = 0;
+    for &s in sectors {
+        let (fa, fb) = (a.sector_file(s).unwrap(), b.sector_file(s).unwrap());
+        assert!(!fa.value_dont_cares() && fb.value_dont_cares(), "{s}");
+        assert_eq!(fb.header().version, 2);
+        let (k, l) = s.counts();
+        for slot in (0..idx.size(k, l)).step_by(step as usize) {
+            let (own, opp) = idx.position(k, l, slot);
+            let pos = s.position(own, opp);
+            let v = a.probe(&pos).unwrap();
+            assert_eq!(b.probe(&pos).unwrap(), v, "{s} slot {slot}");
+            assert_eq!(b.probe_wdl(&pos).unwrap(), v.wdl(), "{s} slot {slot}");
+            if s.is_moving() {
+                assert_eq!(b.probe_sets(own, opp).unwrap(), v, "{s} slot {slot}");
+                assert_eq!(b.probe_wdl_sets(own, opp).unwrap(), v.wdl());
+            }
+            if slot % moves_step == 0 {
+                assert_eq!(b.moves(&pos).unwrap(), a.moves(&pos).unwrap(), "{s} {slot}");
+                assert_eq!(b.best_ply(&pos).unwrap(), a.best_ply(&pos).unwrap());
+            }
+            if idx.index(own, opp) == slot {
+                changed += (fb.value(slot).unwrap() != v) as u64;
+            }
+        }
+    }
+    changed
+}
+
+/// Every sector of the directory `dir`.
+fn all_sectors(dir: &Path) -> Vec<Sector> {
+    Tablebase::open(dir).unwrap().available_sectors()
+}
+
+fn verify_clean(dir: &Path, n: u32, only: Option<Sector>) {
+    let checks = millbase::verify::check(dir, Index::for_rules(rules(n)), only).unwrap();
+    assert!(!checks.is_empty());
+    for c in &checks {
+        assert_eq!(c.mismatches, 0, "{}: {:?}", c.sector, c.examples.first());
+    }
+}
+
+/// The default fill on the whole 4-stone game: every probe on every slot, ranked
+/// plies on every fifth, `verify` on everything. The other fills: the repack's own
+/// check of every slot, smaller files, and probes on a spread of slots.
+#[test]
+fn every_fill_of_the_4_stone_game_probes_as_the_original() {
+    let plain = bytes(game4());
+    let sectors = all_sectors(game4());
+    for fill in Fill::ALL {
+        let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
+        let full = fill == Fill::default();
+        let (step, moves_step) = if full { (1, 5) } else { (17, 101) };
+        let changed = probes_equal(game4(), &out, &sectors, step, moves_step);
+        // The fill changed stored values (else this would prove nothing).
+        assert!(changed > 1000 / step, "{}: {changed}", fill.name());
+        assert!(
+            bytes(&out) < plain,
+            "{}: {} {plain}",
+            fill.name(),
+            bytes(&out)
+        );
+        if full {
+            verify_clean(&out, 4, None);
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+/// The 5-stone game, both phases: its sectors of fewer than 3 M slots repacked in
+/// place in a copy (the repack checked each on every slot through the probe's
+/// rule), then every probe of those sectors, `verify` of each, and perfect play.
+#[test]
+fn the_5_stone_game_probes_and_plays_as_the_original() {
+    let dir = temp("g5-copy");
+    copy_dir(game5(), &dir);
+    let idx = Index::for_rules(rules(5));
+    let small: Vec<Sector> = all_sectors(game5())
+        .into_iter()
+        .filter(|s| idx.size(s.k as u32, s.l as u32) < 3_000_000)
+        .collect();
+    assert!(small.iter().any(|s| s.is_moving()) && small.iter().any(|s| !s.is_moving()));
+    let opts = RepackOptions {
+        only: small.clone(),
+        ..RepackOptions::default()
+    };
+    let reports = repack(&dir, idx, &opts, |_| {}).unwrap();
+    assert_eq!(reports.len(), small.len());
+    let changed = probes_equal(game5(), &dir, &small, 1, 7);
+    assert!(changed > 10_000, "{changed}");
+    for &s in &small {
+        verify_clean(&dir, 5, Some(s));
+    }
+    // The arena's perfect player plays the same games on both.
+    let play = |d: &Path| {
+        let tb = Arc::new(Tablebase::open(d).unwrap());
+        let mut c = ArenaConfig::new("perfect".parse().unwrap(), "perfect".parse().unwrap(), 12);
+        c.rules = tb.rules();
+        c.start = millbase::Position::start(tb.rules());
+        c.openings = Openings::Random(6);
+        c.db = Some(tb);
+        c.db_dir = Some(d.to_path_buf());
+        arena::run(&c, &|_| {}).unwrap()
+    };
+    let (a, b) = (play(game5()), play(&dir));
+    assert_eq!(a.len(), 12);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.moves, y.moves);
+        assert_eq!(x.start_value_a, y.start_value_a);
+        assert_eq!((x.winner, x.plies), (y.winner, y.plies));
+        assert!(y.blunders.is_empty() && y.inaccurate == [0, 0]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
+    let dir = temp("inplace");
+    copy_dir(game4(), &dir);
+    let idx = Index::for_rules(rules(4));
+    let opts = RepackOptions {
+        only: vec![Sector::moving(4, 4), Sector::moving(4, 3)],
+        ..RepackOptions::default()
+    };
+    // Part of it, as if interrupted; then all of it, which keeps those two.
+    let first = repack(&dir, idx, &opts, |_| {}).unwrap();
+    assert_eq!(first.len(), 2);
+    let all = repack(&dir, idx, &RepackOptions::default(), |_| {}).unwrap();
+    let kept: Vec<Sector> = all.iter().filter(|r| r.kept).map(|r| r.sector).collect();
+    assert_eq!(kept, vec![Sector::moving(4, 3), Sector::moving(4, 4)]);
+    let again = repack(&dir, idx, &RepackOptions::default(), |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.kept));
+    assert!(
+        std::fs::read_dir(&dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".repack"))
+    );
+    probes_equal(game4(), &dir, &all_sectors(game4()), 3, 101);
+    // The manifest says version 2 and the new sizes.
+    let m = millbase::manifest::Manifest::load(&dir).unwrap().unwrap();
+    assert_eq!(m.format_version, 2);
+    let tb = Tablebase::open(&dir).unwrap();
+    for e in &m.subspaces {
+        let f = tb.sector_file(e.sector().unwrap()).unwrap();
+        assert_eq!(e.checksum, format!("{:016x}", f.header().checksum));
+    }
+    // Building from it needs true values: a clear error, not wrong values.
+    let f = tb.sector_file(Sector::moving(4, 4)).unwrap();
+    assert!(matches!(f.read_all(), Err(FormatError::DontCares { .. })));
+    // A WDL-only pack copies the WDL section, which follows the WDL rule.
+    for dont_cares in [false, true] {
+        let packed = temp(&format!("inplace-pack-{dont_cares}"));
+        pack_wdl_only(&dir, &packed, idx, PackOptions { dont_cares }, |_| {}).unwrap();
+        let p = Tablebase::open(&packed).unwrap();
+        let full = Tablebase::open(game4()).unwrap();
+        for s in full.available_sectors() {
+            assert!(p.sector_file(s).unwrap().wdl_dont_cares());
+            let (k, l) = s.counts();
+            for slot in (0..idx.size(k, l)).step_by(5) {
+                let (own, opp) = idx.position(k, l, slot);
+                let pos = s.position(own, opp);
+                assert_eq!(p.probe_wdl(&pos).unwrap(), full.probe_wdl(&pos).unwrap());
+            }
+        }
+        std::fs::remove_dir_all(&packed).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_that_differs_is_refused_before_it_is_installed() {
+    let idx = Index::for_rules(rules(4));
+    let tb = Tablebase::open(game4()).unwrap();
+    let s = Sector::moving(4, 3);
+    let file = tb.sector_file(s).unwrap();
+    let truth = file.read_all().unwrap();
+    let dir = temp("differs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let staged = dir.join("4-3.mdb");
+    let opts = WriteOptions {
+        value_dont_cares: true,
+        ..WriteOptions::default()
+    };
+    let (k, l) = s.counts();
+    // A canonical slot no capture reaches, stored as `Loss(0)`: the probe cannot
+    // recover it.
+    let fixed = (0..truth.len())
+        .find(|&i| {
+            let (own, opp) = idx.position(k, l, i as u64);
+            let pos = s.position(own, opp);
+            idx.index(own, opp) == i as u64
+                && truth[i] != Value::Loss(0).code()
+                && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
+        })
+        .unwrap();
+    let mut codes = truth.clone();
+    codes[fixed] = Value::Loss(0).code();
+    write_subspace_with(&staged, &file.header().meta, &codes, &opts).unwrap();
+    let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
+    match check_repacked(&tb, s, &f, &truth, file.path()) {
+        Err(RepackError::Differs { slot, .. }) => assert_eq!(slot, fixed as u64),
+        other => panic!("{other:?}"),
+    }
+    // A better value than the truth is refused even where a capture reaches it.
+    let mut codes = truth.clone();
+    let better = (0..truth.len())
+        .find(|&i| {
+            let (own, opp) = idx.position(k, l, i as u64);
+            idx.index(own, opp) == i as u64
+                && matches!(Value::from_code(truth[i]), Value::Loss(n) if n > 0)
+        })
+        .unwrap();
+    codes[better] = Value::Draw.code();
+    write_subspace_with(&staged, &file.header().meta, &codes, &opts).unwrap();
+    let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
+    assert!(matches!(
+        check_repacked(&tb, s, &f, &truth, file.path()),
+        Err(RepackError::Differs { .. })
+    ));
+    // The untouched truth passes.
+    write_subspace_with(&staged, &file.header().meta, &truth, &opts).unwrap();
+    let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
+    check_repacked(&tb, s, &f, &truth, file.path()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_command_repacks_and_refuses_bad_arguments() {
+    let bin = env!("CARGO_BIN_EXE_millbase");
+    let out = temp("cli");
+    let run = |args: &[&str]| Command::new(bin).args(args).output().unwrap();
+    let db = game4().to_str().unwrap();
+    let dst = out.to_str().unwrap();
+    let o = run(&[
+        "repack", "--db", db, "--out", dst, "--fill", "prev", "--only", "3-3",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("repacked 1 files"), "{text}");
+    let o = run(&["info", &format!("{dst}/3-3.mdb"), "--check"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("value don't-cares"),
+        "{text}"
+    );
+    let o = run(&["verify", "--db", dst, "--only", "3-3"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (args, want) in [
+        (
+            vec!["repack", "--db", db, "--fill", "best"],
+            "unknown fill 'best'",
+        ),
+        (
+            vec!["repack", "--db", db, "--only", "4-x"],
+            "'4-x' is not a sector",
+        ),
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(want), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}
