@@ -75,7 +75,7 @@ pub struct EngineConfig {
     /// most once on a line.
     pub threat_extension: bool,
     /// Whether leaf evaluations shrink towards a draw as the plies without a
-    /// removal near the 100-ply rule ([`search::damped`]).
+    /// removal near the 100-ply rule (`search::damped`).
     pub quiet_damping: bool,
 }
 
@@ -255,7 +255,7 @@ impl Engine {
     /// repetition draws), within `limits` or until `stop` is set. `on_info` is
     /// called after each completed iteration.
     ///
-    /// The plies since the last removal (for [`search::damped`]) are counted in
+    /// The plies since the last removal (for `search::damped`) are counted in
     /// `history`: the positions at its end with the root's number of stones.
     pub fn search(
         &mut self,
