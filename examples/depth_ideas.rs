@@ -13,7 +13,9 @@
 //! - `decisive only`: the same bytes with the draws left out (a reader knows them
 //!   from the WDL section, but must count the decisive slots before a slot);
 //! - `block minimum`: each block's decisive bytes minus the block's smallest;
-//! - `wins | losses`: decisive bytes in two streams, wins and losses apart.
+//! - `wins | losses`: decisive bytes in two streams, wins and losses apart;
+//! - `draws = prev 2^B lN`: every slot kept, a draw's byte the previous slot's (a
+//!   reader that ignores a draw's depth entry needs no count of decisive slots).
 
 use millbase::format::{Expect, SubspaceFile};
 use millbase::value::Value;
@@ -50,6 +52,24 @@ fn main() {
             f.header().flags
         );
         println!("  {:<24} {:>8.4}", "as built", bits(depth as usize));
+        let mut prev = 0;
+        let filled: Vec<u8> = values
+            .iter()
+            .zip(&halves)
+            .map(|(v, &h)| {
+                if *v != Value::Draw {
+                    prev = h;
+                }
+                prev
+            })
+            .collect();
+        for (b, level) in [(18, 9), (18, 15)] {
+            let label = format!("draws = prev 2^{b} l{level}");
+            println!(
+                "  {label:<24} {:>8.4}",
+                bits(blocks(&filled, 1 << b, level))
+            );
+        }
         for (b, level) in [(18, 9), (18, 15), (18, 19), (20, 15)] {
             let label = format!("half-u8 2^{b} l{level}");
             println!(

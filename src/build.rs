@@ -236,6 +236,7 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
     let mut fresh = Manifest::new(rules.name, rules.fingerprint());
     for (sector, file) in existing_files(db, idx) {
         let Ok(file) = file else { continue };
+        fresh.format_version = fresh.format_version.max(file.header().version);
         let mut entry = Entry::new(file.header(), 0.0);
         if let Some(e) = old
             .get_sector(sector)
@@ -463,6 +464,7 @@ fn build_sector(
     report.wdl_bytes = written.wdl.length;
     report.depth_bytes = written.depth_bytes();
     let entry = Entry::new(&written, solve_seconds);
+    manifest.format_version = manifest.format_version.max(written.version);
     record(manifest, db, entry, &solved.summary, |i| {
         let (own, opp) = idx.position(k, l, i);
         fen::format(rules, &sector.position(own, opp), Counters::default())
@@ -558,6 +560,7 @@ fn build_pair(
         report.depth_bytes += written.depth_bytes();
         let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
         let entry = Entry::new(&written, share);
+        manifest.format_version = manifest.format_version.max(written.version);
         record(manifest, db, entry, &s.summary, |i| {
             let (own, opp) = idx.position(s.k, s.l, i);
             let counters = Counters {

@@ -3,6 +3,10 @@
 //! 1 and 2, see `docs/FORMAT.md` and [`crate::dontcare`]): every slot whose exact
 //! value a capturing ply reaches, and every duplicate slot, is filled with what
 //! compresses better; probes stay exact by looking at the capturing plies.
+//! Every file written also stores depths for its decisive slots only (flag 4).
+//! Without a fill (`--fill none`) the values are kept as they are and only the
+//! depth section is re-encoded so (a version 1 file's draws hold depth entries),
+//! checked slot by slot.
 //!
 //! In place or into another directory (`--out`). Per file: the true values are read
 //! from the original, filled, written to `NAME.repack` beside the destination
@@ -111,7 +115,7 @@ pub struct RepackReport {
     pub seconds: f64,
     /// Whether the file was repacked already (kept as it is).
     pub kept: bool,
-    /// The free slots found and filled (`None` when kept).
+    /// The free slots found and filled (`None` when kept, or without a fill).
     pub filled: Option<FillCounts>,
 }
 
@@ -120,8 +124,9 @@ pub struct RepackReport {
 pub struct RepackOptions {
     /// The directory to write; `None`: replace the files in place.
     pub out: Option<PathBuf>,
-    /// What the free slots store.
-    pub fill: Fill,
+    /// What the free slots store; `None`: no value don't-cares, every value kept
+    /// (only the depth section is re-encoded, decisive slots only).
+    pub fill: Option<Fill>,
     /// Only these sectors (all when empty).
     pub only: Vec<Sector>,
     /// zstd level of the depth section ([`DEPTH_LEVEL`] unless set).
@@ -135,7 +140,7 @@ impl Default for RepackOptions {
     fn default() -> Self {
         RepackOptions {
             out: None,
-            fill: Fill::default(),
+            fill: Some(Fill::default()),
             only: Vec::new(),
             depth_level: DEPTH_LEVEL,
         }
@@ -237,7 +242,7 @@ struct Job<'a> {
     dest: &'a Path,
     idx: &'a Index,
     sector: Sector,
-    fill: Fill,
+    fill: Option<Fill>,
     depth_level: i32,
     in_place: bool,
 }
@@ -263,23 +268,27 @@ impl Job<'_> {
         Ok((header, false, filled))
     }
 
+    /// Whether `f` is a file this repack would write (or better): one with value
+    /// don't-cares, or without a fill one with decisive-only depths.
+    fn is_done(&self, f: &SubspaceFile) -> bool {
+        f.value_dont_cares() || (self.fill.is_none() && f.header().decisive_depths())
+    }
+
     /// The repacked file's header if the destination holds one made from this
-    /// source: in place, the source itself when it has value don't-cares; elsewhere,
-    /// an intact file with value don't-cares of the same sector and header data.
+    /// source: in place, the source itself when it is repacked already (see
+    /// [`Job::is_done`]); elsewhere, an intact repacked file of the same sector
+    /// and header data.
     fn repacked_already(&self) -> Result<Option<Header>, RepackError> {
         if self.in_place {
-            return Ok(self
-                .src
-                .value_dont_cares()
-                .then(|| self.src.header().clone()));
+            return Ok(self.is_done(self.src).then(|| self.src.header().clone()));
         }
         let Ok(done) = open_finished_sector(self.dest, self.idx, self.sector) else {
             return Ok(None);
         };
         let (s, d) = (self.src.header(), done.header());
         // A source that is repacked already was copied byte for byte.
-        let same_source = !self.src.value_dont_cares() || s.checksum == d.checksum;
-        let same = done.value_dont_cares()
+        let same_source = !self.is_done(self.src) || s.checksum == d.checksum;
+        let same = self.is_done(&done)
             && same_source
             && s.meta == d.meta
             && s.size == d.size
@@ -296,7 +305,7 @@ impl Job<'_> {
             self.sector,
             self.idx.size(k, l),
         );
-        if self.src.value_dont_cares() {
+        if self.is_done(self.src) {
             self.src.verify_checksums()?;
             std::fs::copy(self.src.path(), staging).map_err(io_error(staging))?;
             std::fs::File::open(staging)
@@ -308,9 +317,12 @@ impl Job<'_> {
         }
         let truth = self.src.read_all()?;
         let mut codes = truth.clone();
-        let counts = fill_values(self.tb, self.sector, &mut codes, self.fill)?;
+        let counts = match self.fill {
+            Some(fill) => Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
+            None => None,
+        };
         let opts = WriteOptions {
-            value_dont_cares: true,
+            value_dont_cares: counts.is_some(),
             depth_level: self.depth_level,
             ..WriteOptions::default()
         };
@@ -318,7 +330,7 @@ impl Job<'_> {
         drop(codes);
         let staged = SubspaceFile::open(staging, &expect)?;
         check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?;
-        Ok((Some(counts), staged.header().clone()))
+        Ok((counts, staged.header().clone()))
     }
 }
 
@@ -358,6 +370,13 @@ pub fn check_repacked(
         expected: Value::from_code(truth[slot]),
         found,
     };
+    // A file without value don't-cares holds every slot's true value.
+    if !staged.value_dont_cares() {
+        return match stored.iter().zip(truth).position(|(s, t)| s != t) {
+            Some(slot) => Err(differs(slot, Value::from_code(stored[slot]))),
+            None => Ok(()),
+        };
+    }
     stored
         .par_iter()
         .enumerate()

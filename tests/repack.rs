@@ -57,7 +57,7 @@ fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
     let out = temp(name);
     let opts = RepackOptions {
         out: Some(out.clone()),
-        fill,
+        fill: Some(fill),
         ..RepackOptions::default()
     };
     let reports = repack(src, Index::for_rules(rules(n)), &opts, |_| {}).unwrap();
@@ -125,12 +125,42 @@ fn verify_clean(dir: &Path, n: u32, only: Option<Sector>) {
     }
 }
 
+/// The whole 4-stone game rewritten as format version 1 files (every slot a depth
+/// entry, no flags), into a new directory `name`; checks that the build wrote
+/// decisive-only depths (flag 4).
+fn version_1_copy(name: &str) -> PathBuf {
+    let v1 = temp(name);
+    std::fs::create_dir_all(&v1).unwrap();
+    std::fs::copy(game4().join("manifest.json"), v1.join("manifest.json")).unwrap();
+    let built = Tablebase::open(game4()).unwrap();
+    for s in all_sectors(game4()) {
+        let f = built.sector_file(s).unwrap();
+        assert!(f.header().decisive_depths(), "the build writes flag 4: {s}");
+        let opts = WriteOptions {
+            decisive_depths: false,
+            ..WriteOptions::default()
+        };
+        let h = write_subspace_with(
+            &v1.join(s.file_name()),
+            &f.header().meta,
+            &f.read_all().unwrap(),
+            &opts,
+        )
+        .unwrap();
+        assert_eq!((h.version, h.flags), (1, 0));
+    }
+    v1
+}
+
 /// The default fill on the whole 4-stone game: every probe on every slot, ranked
 /// plies on every fifth, `verify` on everything. The other fills: the repack's own
 /// check of every slot, smaller files, and probes on a spread of slots.
 #[test]
 fn every_fill_of_the_4_stone_game_probes_as_the_original() {
-    let plain = bytes(game4());
+    // Every fill makes the files smaller than version 1's (what a repack converts);
+    // against the build's own files (decisive-only depths) only some fills gain.
+    let v1 = version_1_copy("g4-v1-fills");
+    let plain = bytes(&v1);
     let sectors = all_sectors(game4());
     for fill in Fill::ALL {
         let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
@@ -150,6 +180,7 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
         }
         std::fs::remove_dir_all(&out).unwrap();
     }
+    std::fs::remove_dir_all(&v1).unwrap();
 }
 
 /// The 5-stone game, both phases: its sectors of fewer than 3 M slots repacked in
@@ -355,5 +386,51 @@ fn the_command_repacks_and_refuses_bad_arguments() {
         assert!(!o.status.success() && err.contains(want), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `--fill none` on version 1 files (the whole 4-stone game rewritten as version 1
+/// first): every file becomes version 2 with decisive-only depths (flag 4) and no
+/// value don't-cares, every stored value equal to the original's on every slot,
+/// `verify` clean; the depth sections do not grow, and a second run keeps them all.
+#[test]
+fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
+    let v1 = version_1_copy("g4-v1");
+    let sectors = all_sectors(game4());
+    let out = temp("g4-none");
+    let opts = RepackOptions {
+        out: Some(out.clone()),
+        fill: None,
+        ..RepackOptions::default()
+    };
+    let idx = Index::for_rules(rules(4));
+    let reports = repack(&v1, idx, &opts, |_| {}).unwrap();
+    assert_eq!(reports.len(), sectors.len());
+    assert!(reports.iter().all(|r| !r.kept && r.filled.is_none()));
+    assert!(reports.iter().all(|r| r.after.0 == r.before.0));
+    let (before, after) = reports
+        .iter()
+        .fold((0, 0), |(b, a), r| (b + r.before.1, a + r.after.1));
+    assert!(after < before, "depth {before} -> {after}");
+    let (a, b) = (
+        Tablebase::open(&v1).unwrap(),
+        Tablebase::open(&out).unwrap(),
+    );
+    let mut draws = 0;
+    for &s in &sectors {
+        let (fa, fb) = (a.sector_file(s).unwrap(), b.sector_file(s).unwrap());
+        assert_eq!((fb.header().version, fb.header().flags), (2, 4), "{s}");
+        let codes = fa.read_all().unwrap();
+        assert_eq!(fb.read_all().unwrap(), codes, "{s}");
+        for (slot, &c) in codes.iter().enumerate().step_by(3) {
+            assert_eq!(fb.code(slot as u64).unwrap(), c, "{s} slot {slot}");
+        }
+        draws += codes.iter().filter(|&&c| c == 0).count();
+    }
+    assert!(draws > 1000, "{draws}");
+    verify_clean(&out, 4, None);
+    let again = repack(&v1, idx, &opts, |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.kept));
+    std::fs::remove_dir_all(&v1).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }

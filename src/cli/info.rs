@@ -52,11 +52,17 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     let rules = named.unwrap_or(Rules::standard());
     let mut out = String::new();
     out.push_str(&format!("file           {}\n", a.file.display()));
-    let flags = match (h.value_dont_cares(), h.wdl_dont_cares()) {
-        (true, _) => ", value don't-cares (flags 3: `millbase repack`)",
+    let dont_cares = match (h.value_dont_cares(), h.wdl_dont_cares()) {
+        (true, _) => ", value don't-cares (flags 1 and 2: `millbase repack`)",
         (false, true) => ", WDL don't-cares (flag 1)",
         _ => "",
     };
+    let free = if h.decisive_depths() {
+        ", depths of decisive slots only (flag 4)"
+    } else {
+        ""
+    };
+    let flags = format!("{dont_cares}{free}");
     out.push_str(&format!("format         version {}{flags}\n", h.version));
     out.push_str(&format!(
         "rules          {} (fingerprint {:016x}, {rules_note})\n",

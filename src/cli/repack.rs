@@ -22,7 +22,9 @@ pub struct RepackArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// What the free slots store: `loss` (Loss(0)), `low` (a draw where allowed, else
-    /// Loss(0)) or `prev` (the previous slot's value where allowed).
+    /// Loss(0)) or `prev` (the previous slot's value where allowed); `none`: no value
+    /// don't-cares, every value kept, the depth section re-encoded with the
+    /// decisive slots' entries only (what `millbase build` writes).
     #[arg(long, default_value = "loss")]
     fill: String,
     /// zstd level of the depth section (the build writes 9; a repack runs once, so a
@@ -62,8 +64,13 @@ fn line(r: &RepackReport) -> String {
 
 /// `millbase repack`.
 pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
-    let fill = Fill::parse(&a.fill)
-        .ok_or_else(|| anyhow!("unknown fill '{}': use loss, low or prev", a.fill))?;
+    let fill = match a.fill.as_str() {
+        "none" => None,
+        name => Some(
+            Fill::parse(name)
+                .ok_or_else(|| anyhow!("unknown fill '{name}': use loss, low, prev or none"))?,
+        ),
+    };
     let only = a
         .only
         .iter()
@@ -102,7 +109,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     println!(
         "repacked {} files ({slots} slots, fill {}): {before} bytes of sections into {after} ({:.3} -> {:.3} bit/slot; WDL {:.3} -> {:.3}, depth {:.3} -> {:.3}) in {:.1} s: {}",
         reports.len(),
-        fill.name(),
+        fill.map_or("none", Fill::name),
         bits(before, slots),
         bits(after, slots),
         bits(sum(|r| r.before.0), slots),

@@ -57,11 +57,12 @@ use crate::value::Counts;
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// The newest format version this code reads, and the one it writes for a file that
-/// needs it: version 2 adds the WDL-only file (one section, no distances). A file
-/// that version 1 can describe (both sections) is written as version 1, so that
-/// readers of version 1 keep reading every full database; readers accept both.
+/// needs it: version 2 adds the header flags (decisive-only depths, don't-cares)
+/// and the WDL-only file (one section, no distances). A full file without flags is
+/// written as version 1 (only on request: [`WriteOptions::decisive_depths`] is on
+/// by default); readers accept both.
 pub const VERSION: u32 = 2;
-/// The version of a file with both sections: the first version, unchanged.
+/// The version of a full file without flags: the first version, unchanged.
 pub const VERSION_FULL: u32 = 1;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 256;
@@ -85,8 +86,15 @@ pub const FLAG_WDL_DONT_CARES: u32 = 1;
 /// capturing plies. Only in full files, and always with [`FLAG_WDL_DONT_CARES`] (the
 /// stored results then follow the WDL rule too).
 pub const FLAG_VALUE_DONT_CARES: u32 = 2;
+/// Header flag (format version 2): the depth section holds the entries of the
+/// decisive slots only. A block's raw bytes are the half distances of the slots of
+/// the block whose trit is a win or a loss, in slot order (a draw has no distance);
+/// a reader expands a block with the trits of its slots, from the WDL section. It
+/// saves the draws' entries and puts the decisive distances side by side, where
+/// they compress best. Only in full files; `millbase build` sets it.
+pub const FLAG_DECISIVE_DEPTHS: u32 = 4;
 /// Every flag this version knows.
-const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES;
+const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -197,8 +205,8 @@ pub struct Header {
     pub max_distance: u16,
     /// The WDL section.
     pub wdl: Section,
-    /// Flags ([`FLAG_WDL_DONT_CARES`], [`FLAG_VALUE_DONT_CARES`]); 0 in a version 1
-    /// file.
+    /// Flags ([`FLAG_WDL_DONT_CARES`], [`FLAG_VALUE_DONT_CARES`],
+    /// [`FLAG_DECISIVE_DEPTHS`]); 0 in a version 1 file.
     pub flags: u32,
     /// The depth section; `None` in a WDL-only file (format version 2, written by
     /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
@@ -225,6 +233,12 @@ impl Header {
     /// takes the better of the stored value and the capturing plies' values.
     pub fn value_dont_cares(&self) -> bool {
         self.flags & FLAG_VALUE_DONT_CARES != 0
+    }
+
+    /// Whether the depth section holds the decisive slots' entries only
+    /// ([`FLAG_DECISIVE_DEPTHS`]).
+    pub fn decisive_depths(&self) -> bool {
+        self.flags & FLAG_DECISIVE_DEPTHS != 0
     }
 
     /// Whether the file holds win/draw/loss only (no depth section).

@@ -56,20 +56,43 @@ pub(super) fn half(code: u16) -> u16 {
     if code == 0 { 0 } else { (code - 1) / 2 }
 }
 
-pub(super) fn pack_depth(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
+/// Packs the half distances of `codes`; with `decisive_only`, of the decisive slots
+/// only, in slot order (a draw has no distance; see
+/// [`super::FLAG_DECISIVE_DEPTHS`]), else of every slot, a draw's 0.
+pub(super) fn pack_depth(
+    codes: &[u16],
+    encoding: Encoding,
+    decisive_only: bool,
+    out: &mut Vec<u8>,
+) {
     out.clear();
+    let halves = codes
+        .iter()
+        .filter(|&&c| c != 0 || !decisive_only)
+        .map(|&c| half(c));
     match encoding {
-        Encoding::HalfU8 => out.extend(codes.iter().map(|&c| half(c) as u8)),
-        Encoding::HalfU16 => {
-            for &c in codes {
-                out.extend_from_slice(&half(c).to_le_bytes());
-            }
-        }
+        Encoding::HalfU8 => out.extend(halves.map(|h| h as u8)),
+        Encoding::HalfU16 => halves.for_each(|h| out.extend_from_slice(&h.to_le_bytes())),
         _ => unreachable!("not a depth encoding"),
     }
 }
 
-/// The code of a slot from its trit and its stored half distance.
+/// Expands a block of decisive-only depth entries (see [`pack_depth`]): one entry
+/// per slot of `trits` (0 draw), a draw's 0, the others taken in order from
+/// `packed`; `None` if `packed` holds another number of entries.
+pub(super) fn expand_depth(encoding: Encoding, trits: &[u8], packed: &[u8]) -> Option<Vec<u8>> {
+    let width = encoding.raw_len(1) as usize;
+    let mut out = vec![0u8; trits.len() * width];
+    let mut entries = packed.chunks_exact(width);
+    for (t, slot) in trits.iter().zip(out.chunks_exact_mut(width)) {
+        if *t != 0 {
+            slot.copy_from_slice(entries.next()?);
+        }
+    }
+    (entries.next().is_none() && entries.remainder().is_empty()).then_some(out)
+}
+
+/// The code of a slot from its trit and its stored half distance (a draw's is 0).
 #[inline]
 pub(super) fn combine(trit: u8, half: u16) -> Option<u16> {
     match trit {

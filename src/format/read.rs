@@ -2,12 +2,12 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
-use super::pack::{combine, half_at, trit_at};
+use super::pack::{combine, expand_depth, half_at, trit_at};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
-    HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC,
-    SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, open_regular,
-    xxh64,
+    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_VALUE_DONT_CARES,
+    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
+    KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION,
+    VERSION_FULL, open_regular, xxh64,
 };
 use crate::cache::{BlockCache, Key};
 use crate::value::{Counts, Value, Wdl};
@@ -200,12 +200,14 @@ pub(super) fn parse_header(
         )));
     }
     // A full file has no don't-cares or both kinds (its stored results follow the
-    // WDL rule because its values follow the value rule); a WDL-only file has no
-    // values to hold value don't-cares.
+    // WDL rule because its values follow the value rule), with or without
+    // decisive-only depths; a WDL-only file has no values to hold value don't-cares,
+    // and no depths.
     let allowed = if depth.is_some() {
-        flags == 0 || flags == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
+        let dont_cares = flags & !FLAG_DECISIVE_DEPTHS;
+        dont_cares == 0 || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
     } else {
-        flags & FLAG_VALUE_DONT_CARES == 0
+        flags & (FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS) == 0
     };
     if !allowed {
         return Err(corrupt(format!(
@@ -344,27 +346,55 @@ impl SectionReader {
 
     /// Block `b` decompressed, checksum checked.
     fn decode(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
-        let src = self.compressed(path, map, b)?;
         let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
+        self.decode_len(path, map, b, raw_len)
+    }
+
+    /// Block `b` decompressed into exactly `raw_len` bytes, checksum checked.
+    fn decode_len(
+        &self,
+        path: &Path,
+        map: &[u8],
+        b: usize,
+        raw_len: usize,
+    ) -> Result<Vec<u8>, FormatError> {
+        let src = self.compressed(path, map, b)?;
         decompress(src, raw_len).map_err(|e| FormatError::Corrupt {
             path: path.to_path_buf(),
             what: format!("{} block {b} does not decompress: {e}", self.name),
         })
     }
 
-    /// `read` applied to block `b`, from `cache` or decompressed into it.
+    /// Depth block `b` of a file with decisive-only depths
+    /// ([`super::FLAG_DECISIVE_DEPTHS`]), expanded to one entry per slot with
+    /// `trits`, the trits of the block's slots.
+    fn decode_decisive(
+        &self,
+        path: &Path,
+        map: &[u8],
+        b: usize,
+        trits: &[u8],
+    ) -> Result<Vec<u8>, FormatError> {
+        let decisive = trits.iter().filter(|&&t| t != 0).count() as u64;
+        let raw_len = self.info.encoding.raw_len(decisive) as usize;
+        let packed = self.decode_len(path, map, b, raw_len)?;
+        expand_depth(self.info.encoding, trits, &packed).ok_or_else(|| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("depth block {b} does not match its WDL"),
+        })
+    }
+
+    /// `read` applied to block `b`, from `cache` or loaded into it by `load`.
     #[inline]
     fn with_block<R>(
         &self,
         file: &SubspaceFile,
         b: usize,
+        load: impl FnOnce() -> Result<Vec<u8>, FormatError>,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, FormatError> {
-        file.cache.with(
-            Key::new(file.id, self.number, b as u32),
-            || self.decode(&file.path, &file.map, b, file.header.size),
-            read,
-        )
+        file.cache
+            .with(Key::new(file.id, self.number, b as u32), load, read)
     }
 }
 
@@ -524,8 +554,9 @@ impl SubspaceFile {
         let per = self.wdl.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
         let encoding = self.wdl.info.encoding;
+        let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
         self.wdl
-            .with_block(self, b, |data| trit_at(encoding, data, i))?
+            .with_block(self, b, load, |data| trit_at(encoding, data, i))?
             .ok_or_else(|| self.corrupt_slot("WDL", idx))
     }
 
@@ -575,13 +606,57 @@ impl SubspaceFile {
     pub fn code(&self, idx: u64) -> Result<u16, FormatError> {
         let depth = self.depth()?;
         let t = self.trit(idx)?;
+        if t == 0 && self.header.decisive_depths() {
+            return Ok(0);
+        }
         let per = depth.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
         let encoding = depth.info.encoding;
         depth
-            .with_block(self, b, |data| half_at(encoding, data, i))?
+            .with_block(
+                self,
+                b,
+                || self.load_depth(depth, b),
+                |data| half_at(encoding, data, i),
+            )?
             .and_then(|h| combine(t, h))
             .ok_or_else(|| self.corrupt_slot("depth", idx))
+    }
+
+    /// Depth block `b` decompressed, one entry per slot (expanded with the block's
+    /// trits in a file with decisive-only depths).
+    fn load_depth(&self, depth: &SectionReader, b: usize) -> Result<Vec<u8>, FormatError> {
+        let size = self.header.size;
+        if !self.header.decisive_depths() {
+            return depth.decode(&self.path, &self.map, b, size);
+        }
+        let start = b as u64 * depth.info.block_slots as u64;
+        let trits = self.trits(start, start + depth.slots_in(b, size))?;
+        depth.decode_decisive(&self.path, &self.map, b, &trits)
+    }
+
+    /// The trits of slots `start..end`, one WDL block at a time through the cache.
+    fn trits(&self, start: u64, end: u64) -> Result<Vec<u8>, FormatError> {
+        let per = self.wdl.info.block_slots as u64;
+        let encoding = self.wdl.info.encoding;
+        let mut out = Vec::with_capacity((end - start) as usize);
+        let mut idx = start;
+        while idx < end {
+            let b = (idx / per) as usize;
+            let stop = end.min((b as u64 + 1) * per);
+            let range = (idx - b as u64 * per) as usize..(stop - b as u64 * per) as usize;
+            let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
+            let complete = self.wdl.with_block(self, b, load, |data| {
+                let before = out.len();
+                out.extend(range.clone().map_while(|i| trit_at(encoding, data, i)));
+                out.len() - before == range.len()
+            })?;
+            if !complete {
+                return Err(self.corrupt_slot("WDL", start + out.len() as u64));
+            }
+            idx = stop;
+        }
+        Ok(out)
     }
 
     /// The stored value of slot `idx` (see [`SubspaceFile::code`]).
@@ -608,13 +683,19 @@ impl SubspaceFile {
     pub fn read_all_stored(&self) -> Result<Vec<u16>, FormatError> {
         let depth = self.depth()?;
         let size = self.header.size;
+        let decisive = self.header.decisive_depths();
         let mut codes = self.read_all_wdl()?;
         // Combine the trits with the half distances.
         codes
             .par_chunks_mut(depth.info.block_slots as usize)
             .enumerate()
             .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
-                let data = depth.decode(&self.path, &self.map, b, size)?;
+                let data = if decisive {
+                    let trits: Vec<u8> = chunk.iter().map(|&t| t as u8).collect();
+                    depth.decode_decisive(&self.path, &self.map, b, &trits)?
+                } else {
+                    depth.decode(&self.path, &self.map, b, size)?
+                };
                 for (i, c) in chunk.iter_mut().enumerate() {
                     *c = half_at(depth.info.encoding, &data, i)
                         .and_then(|h| combine(*c as u8, h))

@@ -104,6 +104,8 @@ fn trit_packing_round_trips() {
     for c in 0..600u16 {
         assert_eq!(combine(trit(c), half(c)), Some(c));
     }
+    // A draw's entry other than 0 is damage.
+    assert_eq!(combine(0, 5), None);
 }
 
 #[test]
@@ -300,7 +302,10 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     let full = dir.join("full.mdb");
     write_subspace_with(&full, &meta, &codes, &small_opts()).unwrap();
     let src = SubspaceFile::open(&full, &Expect::any()).unwrap();
-    assert_eq!(src.header().version, VERSION_FULL);
+    assert_eq!(
+        (src.header().version, src.header().flags),
+        (VERSION, FLAG_DECISIVE_DEPTHS)
+    );
     // The copy of a full file's WDL section is the file the writer makes itself.
     let copy = dir.join("copy.mdb");
     let written = write_wdl_only_copy(&src, &copy).unwrap();
@@ -381,7 +386,7 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     };
     let path = dir.join("dc.mdb");
     let h = write_subspace_with(&path, &meta, &filled, &opts).unwrap();
-    assert_eq!((h.version, h.flags), (VERSION, 3));
+    assert_eq!((h.version, h.flags), (VERSION, 7));
     assert!(h.value_dont_cares() && h.wdl_dont_cares() && h.depth.is_some());
     // The header keeps the true counts and longest values.
     assert_eq!(h.meta, meta);
@@ -406,9 +411,14 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     };
     assert!(write_subspace_with(&dir.join("x.mdb"), &meta, &filled, &wdl_only).is_err());
     // Flags that do not go together are a damaged file: a full file with one of the
-    // two flags, a WDL-only file with the value flag, an unknown bit.
+    // two don't-care flags, a WDL-only file with the value flag or decisive-only
+    // depths, an unknown bit.
     let plain = dir.join("plain.mdb");
-    write_subspace_with(&plain, &meta, &codes, &small_opts()).unwrap();
+    let version_1 = WriteOptions {
+        decisive_depths: false,
+        ..small_opts()
+    };
+    write_subspace_with(&plain, &meta, &codes, &version_1).unwrap();
     let wdl_file = dir.join("wdl.mdb");
     write_subspace_with(
         &wdl_file,
@@ -423,9 +433,13 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     for (src, flags) in [
         (&path, 1u32),
         (&path, 2),
+        (&path, 5),
+        (&path, 6),
         (&wdl_file, 2),
         (&wdl_file, 3),
-        (&path, 7),
+        (&wdl_file, 4),
+        (&wdl_file, 5),
+        (&path, 15),
     ] {
         let mut b = fs::read(src).unwrap();
         LE::write_u32(&mut b[202..], flags);
@@ -445,5 +459,59 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     let v1 = SubspaceFile::open(&plain, &Expect::any()).unwrap();
     assert!(!v1.value_dont_cares());
     assert_eq!(v1.read_all().unwrap(), codes);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn depths_of_decisive_slots_only_in_version_2_every_slot_in_version_1() {
+    let dir = tmpdir("decisive");
+    // Realistic codes with a run of draws longer than two depth blocks (a block with
+    // no entries at all), and codes long enough for 16-bit entries.
+    let mut short = realistic_codes(30_000, 13);
+    short.splice(10_000..10_000, std::iter::repeat_n(0, 2_000));
+    let long = random_codes(20_000, 700, 5);
+    for (n, codes) in [short, long].iter().enumerate() {
+        let meta = meta_for(codes);
+        let (decisive, every) = (dir.join(format!("d{n}.mdb")), dir.join(format!("e{n}.mdb")));
+        let h = write_subspace_with(&decisive, &meta, codes, &small_opts()).unwrap();
+        assert_eq!((h.version, h.flags), (VERSION, FLAG_DECISIVE_DEPTHS));
+        assert!(h.decisive_depths());
+        let version_1 = WriteOptions {
+            decisive_depths: false,
+            ..small_opts()
+        };
+        let h1 = write_subspace_with(&every, &meta, codes, &version_1).unwrap();
+        assert_eq!((h1.version, h1.flags), (VERSION_FULL, 0));
+        assert_eq!(h.wdl, h1.wdl);
+        assert!(h.depth.unwrap().length < h1.depth.unwrap().length);
+        // Probes slot by slot (WDL and depth blocks of different sizes, so a depth
+        // block's trits come from two WDL blocks) and the whole file at once.
+        for p in [&decisive, &every] {
+            let f = SubspaceFile::open(p, &Expect::any()).unwrap();
+            f.verify_checksums().unwrap();
+            assert_eq!(f.read_all().unwrap(), *codes);
+            for (i, &c) in codes.iter().enumerate().rev() {
+                assert_eq!(f.code(i as u64).unwrap(), c, "slot {i}");
+            }
+        }
+        // A block holds the decisive slots' half distances, in order.
+        let block = &codes[..777];
+        let encoding = depth_encoding_for(meta.counts.longest_win.max(meta.counts.longest_loss));
+        let mut raw = Vec::new();
+        pack_depth(block, encoding, true, &mut raw);
+        let mut expected = Vec::new();
+        let decisive_codes: Vec<u16> = block.iter().copied().filter(|&c| c != 0).collect();
+        pack_depth(&decisive_codes, encoding, false, &mut expected);
+        assert_eq!(raw, expected);
+        // Expanding gives every slot's entry back, and refuses a wrong count.
+        let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
+        let mut every_entry = Vec::new();
+        pack_depth(block, encoding, false, &mut every_entry);
+        assert_eq!(expand_depth(encoding, &trits, &raw), Some(every_entry));
+        let width = encoding.raw_len(1) as usize;
+        assert_eq!(expand_depth(encoding, &trits, &raw[width..]), None);
+        raw.extend_from_slice(&vec![0; width]);
+        assert_eq!(expand_depth(encoding, &trits, &raw), None);
+    }
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -4,9 +4,9 @@
 use super::pack::{pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
-    HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta,
-    VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES,
+    FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section,
+    SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -39,6 +39,11 @@ pub struct WriteOptions {
     /// full file of format version 2, written by `millbase repack`; not with
     /// `wdl_only`.
     pub value_dont_cares: bool,
+    /// The depth section holds the decisive slots' entries only
+    /// ([`super::FLAG_DECISIVE_DEPTHS`], format version 2): the default, which
+    /// makes the depth section smaller; off, a full file without don't-cares is
+    /// written as version 1 (every slot an entry, a draw's 0). Full files only.
+    pub decisive_depths: bool,
 }
 
 impl Default for WriteOptions {
@@ -52,6 +57,7 @@ impl Default for WriteOptions {
             wdl_only: false,
             wdl_dont_cares: false,
             value_dont_cares: false,
+            decisive_depths: true,
         }
     }
 }
@@ -170,7 +176,7 @@ fn encode_subspace(
         None
     } else {
         let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
-            pack_depth(c, depth_encoding, out)
+            pack_depth(c, depth_encoding, opts.decisive_depths, out)
         })
         .map_err(|e| FormatError::io(path, e))?;
         Some(blocks)
@@ -197,7 +203,8 @@ fn encode_subspace(
     let h = &mut file[..HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
-    let version = if depth.is_some() && !opts.value_dont_cares {
+    let decisive = depth.is_some() && opts.decisive_depths;
+    let version = if depth.is_some() && !opts.value_dont_cares && !decisive {
         VERSION_FULL
     } else {
         VERSION
@@ -223,11 +230,15 @@ fn encode_subspace(
     }
     h[200] = meta.hands[0];
     h[201] = meta.hands[1];
-    if opts.value_dont_cares {
-        LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES);
+    let dont_cares = if opts.value_dont_cares {
+        FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
     } else if opts.wdl_dont_cares {
-        LE::write_u32(&mut h[202..], FLAG_WDL_DONT_CARES);
-    }
+        FLAG_WDL_DONT_CARES
+    } else {
+        0
+    };
+    let free = if decisive { FLAG_DECISIVE_DEPTHS } else { 0 };
+    LE::write_u32(&mut h[202..], dont_cares | free);
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
     Ok(file)
