@@ -125,10 +125,11 @@ pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCoun
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fill {
     /// `Loss(0)`, the worst value: always allowed; depth 0.
-    #[default]
     Loss,
     /// A draw where a draw is no better than the truth (a won or drawn slot), else
-    /// `Loss(0)`: depth 0 everywhere.
+    /// `Loss(0)`: depth 0 everywhere, and no depth entry at all for the draws in a
+    /// file with decisive-only depths (format flag 4), hence the default.
+    #[default]
     Low,
     /// The previous slot's stored value where it is no better than the truth, else
     /// the truth: longer runs.

@@ -25,7 +25,7 @@ pub struct RepackArgs {
     /// Loss(0)) or `prev` (the previous slot's value where allowed); `none`: no value
     /// don't-cares, every value kept, the depth section re-encoded with the
     /// decisive slots' entries only (what `millbase build` writes).
-    #[arg(long, default_value = "loss")]
+    #[arg(long, default_value = "low")]
     fill: String,
     /// zstd level of the depth section (the build writes 9; a repack runs once, so a
     /// slower level that compresses better may pay).
