@@ -198,6 +198,10 @@ fn compile(scratch: &Path, linkage: Linkage) -> PathBuf {
             cmd.arg("-L")
                 .arg(&lib)
                 .arg(format!("-Wl,-rpath,{}", lib.display()))
+                // RPATH, not RUNPATH: searched before `LD_LIBRARY_PATH`, where
+                // cargo lists `target/PROFILE`, which may hold an older
+                // `libmillbase_capi.so` from a `cargo build`.
+                .arg("-Wl,--disable-new-dtags")
                 .arg("-lmillbase_capi");
         }
         Linkage::Static => {
