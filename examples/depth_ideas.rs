@@ -14,6 +14,8 @@
 //!   from the WDL section, but must count the decisive slots before a slot);
 //! - `block minimum`: each block's decisive bytes minus the block's smallest;
 //! - `wins | losses`: decisive bytes in two streams, wins and losses apart;
+//! - `losses only`: the losses' stream alone (a win's distance follows from its
+//!   children's, one ply ahead);
 //! - `draws = prev 2^B lN`: every slot kept, a draw's byte the previous slot's (a
 //!   reader that ignores a draw's depth entry needs no count of decisive slots).
 
@@ -79,7 +81,7 @@ fn main() {
         }
         // The decisive slots of each 2^18 block, as a reader would group them.
         let block = 1 << 18;
-        let (mut decisive, mut shifted, mut split) = (0, 0, 0);
+        let (mut decisive, mut shifted, mut split, mut losses) = (0, 0, 0, 0);
         for (vals, hs) in values.chunks(block).zip(halves.chunks(block)) {
             let keep: Vec<u8> = vals
                 .iter()
@@ -98,10 +100,13 @@ fn main() {
                     .map(|(_, &h)| h)
                     .collect()
             };
-            split += zsize(&side(true), 15) + zsize(&side(false), 15);
+            let lost = zsize(&side(false), 15);
+            split += zsize(&side(true), 15) + lost;
+            losses += lost;
         }
         println!("  {:<24} {:>8.4}", "decisive only l15", bits(decisive));
         println!("  {:<24} {:>8.4}", "block minimum l15", bits(shifted));
         println!("  {:<24} {:>8.4}", "wins | losses l15", bits(split));
+        println!("  {:<24} {:>8.4}", "losses only l15", bits(losses));
     }
 }

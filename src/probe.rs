@@ -389,12 +389,16 @@ impl Tablebase {
             None => Ok(Value::Loss(0)),
             Some((k, l)) => {
                 let file = self.file(k, l)?;
-                let stored = file.value(self.index.index(own, opp))?;
+                let slot = self.index.index(own, opp);
+                let pos = || Position::moving(crate::Color::White, own, opp);
+                if let Some(v) = self.won_by_lookahead(file, slot, pos)? {
+                    return Ok(v);
+                }
+                let stored = file.value(slot)?;
                 if !file.value_dont_cares() || stored == Value::Win(1) {
                     return Ok(stored);
                 }
-                let pos = Position::moving(crate::Color::White, own, opp);
-                self.true_value(&pos, stored)
+                self.true_value(&pos(), stored)
             }
         }
     }
@@ -471,7 +475,11 @@ impl Tablebase {
     /// better of it and the capturing plies' values, read from this tablebase.
     /// `millbase repack` checks a new file with it before the file takes its name.
     pub fn value_in(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
-        let stored = file.value(self.index.index(pos.own(), pos.opp()))?;
+        let slot = self.index.index(pos.own(), pos.opp());
+        if let Some(v) = self.won_by_lookahead(file, slot, || *pos)? {
+            return Ok(v);
+        }
+        let stored = file.value(slot)?;
         if !file.value_dont_cares() || stored == Value::Win(1) {
             return Ok(stored);
         }
@@ -558,14 +566,68 @@ impl Tablebase {
         if bound.is_some_and(|b| file.wdl(slot).is_ok_and(|w| w > b.wdl())) {
             return Ok(None);
         }
+        let under = |v: Value| bound.is_none_or(|b| v.cmp_goodness(b).is_lt());
+        if let Some(v) = self.won_by_lookahead(file, slot, || *pos)? {
+            return Ok(under(v).then_some(v));
+        }
         let stored = file.value(slot)?;
-        if bound.is_some_and(|b| stored.cmp_goodness(b).is_ge()) {
+        if !under(stored) {
             return Ok(None);
         }
         if !file.value_dont_cares() {
             return Ok(Some(stored));
         }
         self.raise_by_captures(pos, stored, bound)
+    }
+
+    /// In a file with loss-only depths ([`SubspaceFile::loss_depths`]), the exact
+    /// value of slot `slot` if it stores a win (`pos()` is its position); `None`
+    /// for any other slot or file. A stored win is a true win (a don't-care never
+    /// stores a result better than the truth).
+    #[inline]
+    fn won_by_lookahead(
+        &self,
+        file: &SubspaceFile,
+        slot: u64,
+        pos: impl FnOnce() -> Position,
+    ) -> Result<Option<Value>, ProbeError> {
+        if !file.loss_depths() || file.wdl(slot)? != Wdl::Win {
+            return Ok(None);
+        }
+        self.win_distance(file, &pos()).map(Some)
+    }
+
+    /// The value of `pos`, a won position: the fastest of its winning plies (a
+    /// ply that ends the game, `Win(1)`, or one into a lost position, one ply more
+    /// than that position's distance). Only lost children's values are read, and a
+    /// lost slot's distance is stored, so this looks one ply ahead and no further
+    /// (beyond the capturing plies of a child with don't-cares). `file` names the
+    /// file to blame if no ply wins.
+    #[cold]
+    fn win_distance(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
+        let mut best: Option<Value> = None;
+        for ply in pos.legal_plies(self.rules) {
+            let child = pos.after(self.rules, ply);
+            if child.material(child.to_move) < 3 {
+                return Ok(Value::Win(1));
+            }
+            if self.stored_wdl(&child)? != Wdl::Loss {
+                continue;
+            }
+            let v = self.stored(&child)?.parent();
+            if best.is_none_or(|b| v.cmp_goodness(b).is_gt()) {
+                best = Some(v);
+            }
+        }
+        best.ok_or_else(|| {
+            ProbeError::Format(FormatError::Corrupt {
+                path: file.path().to_path_buf(),
+                what: format!(
+                    "it stores a win for {}, but no ply of it wins",
+                    crate::fen::format(self.rules, pos, Default::default())
+                ),
+            })
+        })
     }
 
     /// As [`Tablebase::stored`], win/draw/loss only (reads no depth data). In a

@@ -20,12 +20,13 @@
 
 use crate::dontcare::{Fill, FillCounts, fill_values};
 use crate::format::{
-    Expect, FormatError, Header, SubspaceFile, VERSION, WriteOptions, replace_file,
-    write_subspace_with,
+    Expect, FormatError, Header, SubspaceFile, VERSION, WIN_BY_LOOKAHEAD, WriteOptions,
+    replace_file, write_subspace_with,
 };
 use crate::index::Index;
 use crate::layout::{existing_files, open_finished_sector};
 use crate::manifest::{Entry, Manifest, ManifestError};
+use crate::mix::splitmix64;
 use crate::probe::{ProbeError, Tablebase};
 use crate::sector::Sector;
 use crate::value::Value;
@@ -81,6 +82,16 @@ pub enum RepackError {
         /// The repacked file's value.
         found: Value,
     },
+    /// A source file has value don't-cares but other depth entries than asked for:
+    /// its true values are not at hand to write again.
+    #[error(
+        "{}: repacked already with other depth entries; repack from the directory `millbase build` wrote (with `--out`)",
+        path.display()
+    )]
+    Refilled {
+        /// The file.
+        path: PathBuf,
+    },
     /// A file could not be read or written.
     #[error(transparent)]
     Format(#[from] FormatError),
@@ -131,7 +142,14 @@ pub struct RepackOptions {
     pub only: Vec<Sector>,
     /// zstd level of the depth section ([`DEPTH_LEVEL`] unless set).
     pub depth_level: i32,
+    /// Store the lost slots' distances only ([`crate::format::FLAG_LOSS_DEPTHS`]):
+    /// a probe finds a win's distance one ply ahead.
+    pub loss_depths: bool,
 }
+
+/// How many won slots of a file with loss-only depths [`check_repacked`] values
+/// one ply ahead, about (every one in a file with fewer wins).
+pub const LOOKAHEAD_SAMPLE: u64 = 1 << 13;
 
 /// The depth section's zstd level a repack uses unless told otherwise.
 pub const DEPTH_LEVEL: i32 = 9;
@@ -143,6 +161,7 @@ impl Default for RepackOptions {
             fill: Some(Fill::default()),
             only: Vec::new(),
             depth_level: DEPTH_LEVEL,
+            loss_depths: false,
         }
     }
 }
@@ -206,6 +225,7 @@ pub fn repack(
             sector,
             fill: opts.fill,
             depth_level: opts.depth_level,
+            loss_depths: opts.loss_depths,
             in_place,
         };
         let (header, kept, filled) = job.run()?;
@@ -244,6 +264,7 @@ struct Job<'a> {
     sector: Sector,
     fill: Option<Fill>,
     depth_level: i32,
+    loss_depths: bool,
     in_place: bool,
 }
 
@@ -268,10 +289,12 @@ impl Job<'_> {
         Ok((header, false, filled))
     }
 
-    /// Whether `f` is a file this repack would write (or better): one with value
-    /// don't-cares, or without a fill one with decisive-only depths.
+    /// Whether `f` is a file this repack would write (or better): one with the
+    /// depth entries asked for, and with value don't-cares unless there is no fill.
     fn is_done(&self, f: &SubspaceFile) -> bool {
-        f.value_dont_cares() || (self.fill.is_none() && f.header().decisive_depths())
+        let h = f.header();
+        let depths = h.decisive_depths() && h.loss_depths() == self.loss_depths;
+        depths && (f.value_dont_cares() || self.fill.is_none())
     }
 
     /// The repacked file's header if the destination holds one made from this
@@ -315,6 +338,12 @@ impl Job<'_> {
             copy.verify_checksums()?;
             return Ok((None, copy.header().clone()));
         }
+        if self.src.value_dont_cares() {
+            // Its true values are known only through its capturing plies.
+            return Err(RepackError::Refilled {
+                path: self.src.path().to_path_buf(),
+            });
+        }
         let truth = self.src.read_all()?;
         let mut codes = truth.clone();
         let counts = match self.fill {
@@ -323,6 +352,7 @@ impl Job<'_> {
         };
         let opts = WriteOptions {
             value_dont_cares: counts.is_some(),
+            loss_depths: self.loss_depths,
             depth_level: self.depth_level,
             ..WriteOptions::default()
         };
@@ -359,7 +389,7 @@ pub fn check_repacked(
         }
         .into());
     }
-    let stored = staged.read_all_stored()?;
+    let stored = staged.read_all_partial()?;
     let differs = |slot: usize, found: Value| RepackError::Differs {
         path: original.to_path_buf(),
         slot: slot as u64,
@@ -370,12 +400,35 @@ pub fn check_repacked(
         expected: Value::from_code(truth[slot]),
         found,
     };
+    // Of the wins whose distance a probe finds one ply ahead, a sample is checked
+    // that way in a large file (each costs a probe of every ply), all in a small one.
+    let wins = stored.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count() as u64;
+    let stride = (wins / LOOKAHEAD_SAMPLE).max(1);
+    let check_win = |slot: usize| -> Result<(), RepackError> {
+        if Value::from_code(truth[slot]).wdl() != crate::value::Wdl::Win {
+            return Err(differs(slot, Value::Win(1)));
+        }
+        if stride > 1 && !splitmix64(slot as u64).is_multiple_of(stride) {
+            return Ok(());
+        }
+        let (own, opp) = idx.position(k, l, slot as u64);
+        let found = tb.value_in(staged, &sector.position(own, opp))?;
+        if found.code() != truth[slot] {
+            return Err(differs(slot, found));
+        }
+        Ok(())
+    };
     // A file without value don't-cares holds every slot's true value.
     if !staged.value_dont_cares() {
-        return match stored.iter().zip(truth).position(|(s, t)| s != t) {
-            Some(slot) => Err(differs(slot, Value::from_code(stored[slot]))),
-            None => Ok(()),
-        };
+        return stored
+            .par_iter()
+            .zip(truth)
+            .enumerate()
+            .try_for_each(|(slot, (&s, &t))| match s {
+                WIN_BY_LOOKAHEAD => check_win(slot),
+                _ if s != t => Err(differs(slot, Value::from_code(s))),
+                _ => Ok(()),
+            });
     }
     stored
         .par_iter()
@@ -391,6 +444,9 @@ pub fn check_repacked(
             }
             if code == truth[slot] {
                 return Ok(());
+            }
+            if code == WIN_BY_LOOKAHEAD {
+                return check_win(slot);
             }
             let found = tb.value_in(staged, &sector.position(own, opp))?;
             let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));

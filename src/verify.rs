@@ -19,9 +19,14 @@
 //! sectors the captures lead into), and those values are checked as above: the
 //! values a probe reads then agree with their successors' everywhere, which proves
 //! them by the same induction.
+//!
+//! A file with loss-only depths (`millbase repack --depths losses`) stores no
+//! distance for a win: each won slot's value is found as a probe finds it, the
+//! fastest of its winning plies (an error if it has none), and the other slots are
+//! checked against it as above, so the same induction holds.
 
 use crate::build::subspaces;
-use crate::format::FormatError;
+use crate::format::{FormatError, WIN_BY_LOOKAHEAD};
 use crate::index::Index;
 use crate::layout::open_sector;
 use crate::placement::{self, Children};
@@ -57,17 +62,18 @@ pub fn check_sector(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCh
 
 /// The value of every slot of `sector` in `db` as a probe reads it: the stored
 /// codes, checksums checked; in a file with value don't-cares, each slot's canonical
-/// stored value raised by its capturing plies' values, read through a tablebase of
-/// `db`.
+/// stored value raised by its capturing plies' values, and in a file with loss-only
+/// depths each won slot's distance found one ply ahead, both read through a
+/// tablebase of `db`.
 fn true_codes(db: &Path, idx: &Index, sector: Sector) -> Result<Vec<u16>, FormatError> {
     let file = open_sector(db, idx, sector)?;
-    if !file.value_dont_cares() {
+    if !file.value_dont_cares() && !file.loss_depths() {
         return file.read_all();
     }
-    let stored = file.read_all_stored()?;
+    let stored = file.read_all_partial()?;
     let unresolved = |what: String| FormatError::Corrupt {
         path: file.path().to_path_buf(),
-        what: format!("its don't-cares cannot be resolved: {what}"),
+        what: format!("its values cannot be resolved one ply ahead: {what}"),
     };
     let tb = Tablebase::open(db).map_err(|e| unresolved(e.to_string()))?;
     if tb.rules().fingerprint() != idx.rules().fingerprint() {
@@ -81,8 +87,16 @@ fn true_codes(db: &Path, idx: &Index, sector: Sector) -> Result<Vec<u16>, Format
         .into_par_iter()
         .map(|slot| {
             let (own, opp) = idx.position(k, l, slot as u64);
-            let v = Value::from_code(stored[idx.index(own, opp) as usize]);
-            match tb.true_value(&sector.position(own, opp), v) {
+            let code = stored[idx.index(own, opp) as usize];
+            let pos = sector.position(own, opp);
+            let v = if code == WIN_BY_LOOKAHEAD {
+                tb.value_in(&file, &pos)
+            } else if file.value_dont_cares() {
+                tb.true_value(&pos, Value::from_code(code))
+            } else {
+                Ok(Value::from_code(code))
+            };
+            match v {
                 Ok(v) => Ok(v.code()),
                 Err(crate::probe::ProbeError::Format(e)) => Err(e),
                 Err(e) => Err(unresolved(e.to_string())),

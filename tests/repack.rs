@@ -8,7 +8,9 @@
 use millbase::arena::{self, ArenaConfig, Openings};
 use millbase::build::{BuildOptions, BuildPhase, Selection, build};
 use millbase::dontcare::Fill;
-use millbase::format::{FormatError, SubspaceFile, WriteOptions, write_subspace_with};
+use millbase::format::{
+    FormatError, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, write_subspace_with,
+};
 use millbase::index::Index;
 use millbase::pack::{PackOptions, pack_wdl_only};
 use millbase::probe::Tablebase;
@@ -87,7 +89,7 @@ fn probes_equal(old: &Path, new: &Path, sectors: &[Sector], step: u64, moves_ste
     let mut changed = 0;
     for &s in sectors {
         let (fa, fb) = (a.sector_file(s).unwrap(), b.sector_file(s).unwrap());
-        assert!(!fa.value_dont_cares() && fb.value_dont_cares(), "{s}");
+        assert!(!fa.value_dont_cares(), "{s}");
         assert_eq!(fb.header().version, 2);
         let (k, l) = s.counts();
         for slot in (0..idx.size(k, l)).step_by(step as usize) {
@@ -104,12 +106,18 @@ fn probes_equal(old: &Path, new: &Path, sectors: &[Sector], step: u64, moves_ste
                 assert_eq!(b.moves(&pos).unwrap(), a.moves(&pos).unwrap(), "{s} {slot}");
                 assert_eq!(b.best_ply(&pos).unwrap(), a.best_ply(&pos).unwrap());
             }
+            // A win of a file with loss-only depths has no stored value.
             if idx.index(own, opp) == slot {
-                changed += (fb.value(slot).unwrap() != v) as u64;
+                changed += (fb.value(slot).ok() != Some(v)) as u64;
             }
         }
     }
     changed
+}
+
+fn tb_file_has_dont_cares(dir: &Path, s: Sector) -> bool {
+    let tb = Tablebase::open(dir).unwrap();
+    tb.sector_file(s).unwrap().value_dont_cares()
 }
 
 /// Every sector of the directory `dir`.
@@ -166,6 +174,7 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
         let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
         let full = fill == Fill::default();
         let (step, moves_step) = if full { (1, 5) } else { (17, 101) };
+        assert!(sectors.iter().all(|&s| tb_file_has_dont_cares(&out, s)));
         let changed = probes_equal(game4(), &out, &sectors, step, moves_step);
         // The fill changed stored values (else this would prove nothing).
         assert!(changed > 1000 / step, "{}: {changed}", fill.name());
@@ -202,6 +211,7 @@ fn the_5_stone_game_probes_and_plays_as_the_original() {
     };
     let reports = repack(&dir, idx, &opts, |_| {}).unwrap();
     assert_eq!(reports.len(), small.len());
+    assert!(small.iter().all(|&s| tb_file_has_dont_cares(&dir, s)));
     let changed = probes_equal(game5(), &dir, &small, 1, 7);
     assert!(changed > 10_000, "{changed}");
     for &s in &small {
@@ -433,4 +443,71 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
     assert!(again.iter().all(|r| r.kept));
     std::fs::remove_dir_all(&v1).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// `repack --depths losses`, without a fill and with the default one, on the whole
+/// 4-stone game: a win's distance is found one ply ahead, and every probe (values,
+/// results; ranked and best plies on a spread) on every slot equals the original's
+/// (a spread of slots with the fill, which the repack checked on every slot); the
+/// files are smaller; `verify` is clean; a file of wins without distances is
+/// refused as the source of a build's read or of another repack.
+#[test]
+fn loss_only_depths_answer_every_probe_as_the_original() {
+    let sectors = all_sectors(game4());
+    let idx = Index::for_rules(rules(4));
+    let built = bytes(game4());
+    for fill in [None, Some(Fill::default())] {
+        let name = fill.map_or("none", Fill::name);
+        let out = temp(&format!("g4-losses-{name}"));
+        let opts = RepackOptions {
+            out: Some(out.clone()),
+            fill,
+            loss_depths: true,
+            ..RepackOptions::default()
+        };
+        let reports = repack(game4(), idx, &opts, |_| {}).unwrap();
+        assert!(
+            reports
+                .iter()
+                .all(|r| !r.kept && r.filled.is_some() == fill.is_some())
+        );
+        assert!(bytes(&out) < built, "{name}: {} {built}", bytes(&out));
+        // Every slot without a fill; with one, a spread (its fill is checked above).
+        let (step, moves_step) = if fill.is_none() { (1, 13) } else { (7, 61) };
+        let changed = probes_equal(game4(), &out, &sectors, step, moves_step);
+        assert!(changed > 10_000 / step, "{name}: {changed}");
+        let tb = Tablebase::open(&out).unwrap();
+        let mut wins = 0;
+        for &s in &sectors {
+            let f = tb.sector_file(s).unwrap();
+            assert_eq!(f.header().flags & 12, 12, "{s}");
+            assert_eq!(f.value_dont_cares(), fill.is_some());
+            let partial = f.read_all_partial().unwrap();
+            wins += partial.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count();
+            let err = f.read_all_stored().unwrap_err();
+            assert!(matches!(err, FormatError::WinByLookahead { .. }), "{err}");
+        }
+        assert!(wins > 10_000, "{wins}");
+        verify_clean(&out, 4, None);
+        // Resumes: every file is done already.
+        let again = repack(game4(), idx, &opts, |_| {}).unwrap();
+        assert!(again.iter().all(|r| r.kept));
+        // Its files cannot be repacked again (their wins have no distance).
+        let back = RepackOptions {
+            out: Some(temp(&format!("g4-back-{name}"))),
+            fill: None,
+            ..RepackOptions::default()
+        };
+        let err = repack(&out, idx, &back, |_| {}).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                RepackError::Format(FormatError::WinByLookahead { .. })
+                    | RepackError::Refilled { .. }
+            ),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+        let _ = std::fs::remove_dir_all(back.out.unwrap());
+    }
 }

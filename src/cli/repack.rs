@@ -31,6 +31,12 @@ pub struct RepackArgs {
     /// slower level that compresses better may pay).
     #[arg(long, default_value_t = millbase::repack::DEPTH_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     depth_level: i32,
+    /// Which distances to store: `decisive` (every win's and loss's, what `millbase
+    /// build` writes) or `losses` (the losses' only: a probe finds a win's distance
+    /// one ply ahead, which makes full-value probes of wins slower and the files
+    /// much smaller).
+    #[arg(long, default_value = "decisive", value_parser = ["decisive", "losses"])]
+    depths: String,
     /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -85,6 +91,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
         fill,
         only,
         depth_level: a.depth_level,
+        loss_depths: a.depths == "losses",
     };
     let start = std::time::Instant::now();
     let mut first = true;
@@ -107,9 +114,10 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
         sum(|r| r.after.0 + r.after.1),
     );
     println!(
-        "repacked {} files ({slots} slots, fill {}): {before} bytes of sections into {after} ({:.3} -> {:.3} bit/slot; WDL {:.3} -> {:.3}, depth {:.3} -> {:.3}) in {:.1} s: {}",
+        "repacked {} files ({slots} slots, fill {}, depths {}): {before} bytes of sections into {after} ({:.3} -> {:.3} bit/slot; WDL {:.3} -> {:.3}, depth {:.3} -> {:.3}) in {:.1} s: {}",
         reports.len(),
         fill.map_or("none", Fill::name),
+        a.depths,
         bits(before, slots),
         bits(after, slots),
         bits(sum(|r| r.before.0), slots),

@@ -140,6 +140,17 @@ pub enum FormatError {
         /// The file.
         path: PathBuf,
     },
+    /// The distance of a won slot was asked of a file with loss-only depths (written
+    /// by `millbase repack --depths losses`), which stores no distance for wins: a
+    /// probe through [`crate::probe::Tablebase`] finds it one ply ahead.
+    #[error(
+        "{}: this file stores no distances for wins (made by `millbase repack --depths losses`); probes and `millbase verify` find them one ply ahead, but building or repacking from it needs a file with every distance: use the directory it was repacked from",
+        path.display()
+    )]
+    WinByLookahead {
+        /// The file.
+        path: PathBuf,
+    },
     /// The writer was given inconsistent data (a builder bug).
     #[error("refusing to write {}: {what}", path.display())]
     Input {

@@ -46,6 +46,7 @@ mod write;
 
 pub use checksum::xxh64;
 pub use error::{FormatError, open_regular};
+pub use pack::DepthEntries;
 pub use read::SubspaceFile;
 pub use write::{
     WriteOptions, depth_encoding_for, replace_file, write_atomic, write_subspace,
@@ -93,8 +94,20 @@ pub const FLAG_VALUE_DONT_CARES: u32 = 2;
 /// saves the draws' entries and puts the decisive distances side by side, where
 /// they compress best. Only in full files; `millbase build` sets it.
 pub const FLAG_DECISIVE_DEPTHS: u32 = 4;
+/// Header flag (format version 2, always with [`FLAG_DECISIVE_DEPTHS`]): the depth
+/// section holds the entries of the lost slots only, in slot order. A won slot's
+/// distance is not stored: it is one more than the shortest distance of the lost
+/// positions its plies lead into (a ply that ends the game makes it `Win(1)`), read
+/// one ply ahead ([`crate::probe::Tablebase::probe`] does). In most sectors the side
+/// to move rarely loses, so this leaves few entries. Only in full files; written
+/// by `millbase repack --depths losses`.
+pub const FLAG_LOSS_DEPTHS: u32 = 8;
+/// The code [`SubspaceFile::read_all_partial`] gives a won slot of a file with
+/// [`FLAG_LOSS_DEPTHS`], whose distance is not stored (no real code is this large).
+pub const WIN_BY_LOOKAHEAD: u16 = u16::MAX;
 /// Every flag this version knows.
-const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS;
+const KNOWN_FLAGS: u32 =
+    FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -206,7 +219,7 @@ pub struct Header {
     /// The WDL section.
     pub wdl: Section,
     /// Flags ([`FLAG_WDL_DONT_CARES`], [`FLAG_VALUE_DONT_CARES`],
-    /// [`FLAG_DECISIVE_DEPTHS`]); 0 in a version 1 file.
+    /// [`FLAG_DECISIVE_DEPTHS`], [`FLAG_LOSS_DEPTHS`]); 0 in a version 1 file.
     pub flags: u32,
     /// The depth section; `None` in a WDL-only file (format version 2, written by
     /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
@@ -239,6 +252,23 @@ impl Header {
     /// ([`FLAG_DECISIVE_DEPTHS`]).
     pub fn decisive_depths(&self) -> bool {
         self.flags & FLAG_DECISIVE_DEPTHS != 0
+    }
+
+    /// Whether the depth section holds the lost slots' entries only
+    /// ([`FLAG_LOSS_DEPTHS`]): a win's distance is found one ply ahead.
+    pub fn loss_depths(&self) -> bool {
+        self.flags & FLAG_LOSS_DEPTHS != 0
+    }
+
+    /// Which slots have an entry in the depth section.
+    pub fn depth_entries(&self) -> DepthEntries {
+        if self.loss_depths() {
+            DepthEntries::Losses
+        } else if self.decisive_depths() {
+            DepthEntries::Decisive
+        } else {
+            DepthEntries::Every
+        }
     }
 
     /// Whether the file holds win/draw/loss only (no depth section).

@@ -56,19 +56,42 @@ pub(super) fn half(code: u16) -> u16 {
     if code == 0 { 0 } else { (code - 1) / 2 }
 }
 
-/// Packs the half distances of `codes`; with `decisive_only`, of the decisive slots
-/// only, in slot order (a draw has no distance; see
-/// [`super::FLAG_DECISIVE_DEPTHS`]), else of every slot, a draw's 0.
+/// Which slots have an entry in a depth block, by their trit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DepthEntries {
+    /// Every slot (format version 1; a draw's entry is 0).
+    Every,
+    /// The decisive slots ([`super::FLAG_DECISIVE_DEPTHS`]).
+    Decisive,
+    /// The lost slots ([`super::FLAG_LOSS_DEPTHS`]): a win's distance is found one
+    /// ply ahead.
+    Losses,
+}
+
+impl DepthEntries {
+    /// Whether a slot with trit `t` (0 draw, 1 win, 2 loss) has an entry.
+    #[inline]
+    pub(super) fn has(self, t: u8) -> bool {
+        match self {
+            DepthEntries::Every => true,
+            DepthEntries::Decisive => t != 0,
+            DepthEntries::Losses => t == 2,
+        }
+    }
+}
+
+/// Packs the half distances of the slots of `codes` that have an entry, in slot
+/// order (see [`DepthEntries`]).
 pub(super) fn pack_depth(
     codes: &[u16],
     encoding: Encoding,
-    decisive_only: bool,
+    entries: DepthEntries,
     out: &mut Vec<u8>,
 ) {
     out.clear();
     let halves = codes
         .iter()
-        .filter(|&&c| c != 0 || !decisive_only)
+        .filter(|&&c| entries.has(trit(c)))
         .map(|&c| half(c));
     match encoding {
         Encoding::HalfU8 => out.extend(halves.map(|h| h as u8)),
@@ -77,19 +100,24 @@ pub(super) fn pack_depth(
     }
 }
 
-/// Expands a block of decisive-only depth entries (see [`pack_depth`]): one entry
-/// per slot of `trits` (0 draw), a draw's 0, the others taken in order from
-/// `packed`; `None` if `packed` holds another number of entries.
-pub(super) fn expand_depth(encoding: Encoding, trits: &[u8], packed: &[u8]) -> Option<Vec<u8>> {
+/// Expands a block of depth entries (see [`pack_depth`]): one entry per slot of
+/// `trits`, taken in order from `packed` for the slots that have one, 0 for the
+/// others; `None` if `packed` holds another number of entries.
+pub(super) fn expand_depth(
+    encoding: Encoding,
+    entries: DepthEntries,
+    trits: &[u8],
+    packed: &[u8],
+) -> Option<Vec<u8>> {
     let width = encoding.raw_len(1) as usize;
     let mut out = vec![0u8; trits.len() * width];
-    let mut entries = packed.chunks_exact(width);
+    let mut stored = packed.chunks_exact(width);
     for (t, slot) in trits.iter().zip(out.chunks_exact_mut(width)) {
-        if *t != 0 {
-            slot.copy_from_slice(entries.next()?);
+        if entries.has(*t) {
+            slot.copy_from_slice(stored.next()?);
         }
     }
-    (entries.next().is_none() && entries.remainder().is_empty()).then_some(out)
+    (stored.next().is_none() && stored.remainder().is_empty()).then_some(out)
 }
 
 /// The code of a slot from its trit and its stored half distance (a draw's is 0).

@@ -2,12 +2,12 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
-use super::pack::{combine, expand_depth, half_at, trit_at};
+use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_VALUE_DONT_CARES,
-    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
-    KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION,
-    VERSION_FULL, open_regular, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
+    FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
+    KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta,
+    VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
 use crate::cache::{BlockCache, Key};
 use crate::value::{Counts, Value, Wdl};
@@ -203,11 +203,13 @@ pub(super) fn parse_header(
     // WDL rule because its values follow the value rule), with or without
     // decisive-only depths; a WDL-only file has no values to hold value don't-cares,
     // and no depths.
+    // Loss-only depths are decisive-only depths of a kind.
     let allowed = if depth.is_some() {
-        let dont_cares = flags & !FLAG_DECISIVE_DEPTHS;
-        dont_cares == 0 || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
+        let dont_cares = flags & !(FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS);
+        (dont_cares == 0 || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES)
+            && (flags & FLAG_LOSS_DEPTHS == 0 || flags & FLAG_DECISIVE_DEPTHS != 0)
     } else {
-        flags & (FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS) == 0
+        flags & (FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS) == 0
     };
     if !allowed {
         return Err(corrupt(format!(
@@ -365,22 +367,26 @@ impl SectionReader {
         })
     }
 
-    /// Depth block `b` of a file with decisive-only depths
-    /// ([`super::FLAG_DECISIVE_DEPTHS`]), expanded to one entry per slot with
-    /// `trits`, the trits of the block's slots.
+    /// Depth block `b` of a file with decisive-only or loss-only depths
+    /// ([`super::FLAG_DECISIVE_DEPTHS`], [`super::FLAG_LOSS_DEPTHS`]), expanded to
+    /// one entry per slot with `trits`, the trits of the block's slots (a slot
+    /// without an entry gets 0).
     fn decode_decisive(
         &self,
         path: &Path,
         map: &[u8],
         b: usize,
+        entries: DepthEntries,
         trits: &[u8],
     ) -> Result<Vec<u8>, FormatError> {
-        let decisive = trits.iter().filter(|&&t| t != 0).count() as u64;
-        let raw_len = self.info.encoding.raw_len(decisive) as usize;
+        let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
+        let raw_len = self.info.encoding.raw_len(stored) as usize;
         let packed = self.decode_len(path, map, b, raw_len)?;
-        expand_depth(self.info.encoding, trits, &packed).ok_or_else(|| FormatError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("depth block {b} does not match its WDL"),
+        expand_depth(self.info.encoding, entries, trits, &packed).ok_or_else(|| {
+            FormatError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("depth block {b} does not match its WDL"),
+            }
         })
     }
 
@@ -594,6 +600,14 @@ impl SubspaceFile {
         self.header.value_dont_cares()
     }
 
+    /// Whether the depth section holds the lost slots' entries only
+    /// ([`super::FLAG_LOSS_DEPTHS`]): [`SubspaceFile::value`] of a won slot is then
+    /// [`FormatError::WinByLookahead`], and [`crate::probe::Tablebase::probe`] finds
+    /// the distance one ply ahead.
+    pub fn loss_depths(&self) -> bool {
+        self.header.loss_depths()
+    }
+
     /// The depth section, or the error that says this file has none.
     fn depth(&self) -> Result<&SectionReader, FormatError> {
         self.depth.as_ref().ok_or_else(|| FormatError::WdlOnly {
@@ -608,6 +622,11 @@ impl SubspaceFile {
         let t = self.trit(idx)?;
         if t == 0 && self.header.decisive_depths() {
             return Ok(0);
+        }
+        if t == 1 && self.header.loss_depths() {
+            return Err(FormatError::WinByLookahead {
+                path: self.path.clone(),
+            });
         }
         let per = depth.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
@@ -632,7 +651,8 @@ impl SubspaceFile {
         }
         let start = b as u64 * depth.info.block_slots as u64;
         let trits = self.trits(start, start + depth.slots_in(b, size))?;
-        depth.decode_decisive(&self.path, &self.map, b, &trits)
+        let entries = self.header.depth_entries();
+        depth.decode_decisive(&self.path, &self.map, b, entries, &trits)
     }
 
     /// The trits of slots `start..end`, one WDL block at a time through the cache.
@@ -680,23 +700,41 @@ impl SubspaceFile {
     /// Every stored code of the file, as [`SubspaceFile::read_all`] but also of a
     /// file with value don't-cares, where a stored code may be worse than the true
     /// one (`millbase verify` and `millbase repack` apply the rule themselves).
+    /// Refuses a file with loss-only depths ([`FormatError::WinByLookahead`]),
+    /// whose wins have no stored distance: see [`SubspaceFile::read_all_partial`].
     pub fn read_all_stored(&self) -> Result<Vec<u16>, FormatError> {
+        if self.header.loss_depths() {
+            return Err(FormatError::WinByLookahead {
+                path: self.path.clone(),
+            });
+        }
+        self.read_all_partial()
+    }
+
+    /// Every stored code of the file as [`SubspaceFile::read_all_stored`], except
+    /// that in a file with loss-only depths ([`super::FLAG_LOSS_DEPTHS`]) a won
+    /// slot holds [`WIN_BY_LOOKAHEAD`], since its distance is not stored.
+    pub fn read_all_partial(&self) -> Result<Vec<u16>, FormatError> {
         let depth = self.depth()?;
         let size = self.header.size;
-        let decisive = self.header.decisive_depths();
+        let entries = self.header.depth_entries();
         let mut codes = self.read_all_wdl()?;
         // Combine the trits with the half distances.
         codes
             .par_chunks_mut(depth.info.block_slots as usize)
             .enumerate()
             .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
-                let data = if decisive {
-                    let trits: Vec<u8> = chunk.iter().map(|&t| t as u8).collect();
-                    depth.decode_decisive(&self.path, &self.map, b, &trits)?
-                } else {
+                let data = if entries == DepthEntries::Every {
                     depth.decode(&self.path, &self.map, b, size)?
+                } else {
+                    let trits: Vec<u8> = chunk.iter().map(|&t| t as u8).collect();
+                    depth.decode_decisive(&self.path, &self.map, b, entries, &trits)?
                 };
                 for (i, c) in chunk.iter_mut().enumerate() {
+                    if *c == 1 && entries == DepthEntries::Losses {
+                        *c = WIN_BY_LOOKAHEAD;
+                        continue;
+                    }
                     *c = half_at(depth.info.encoding, &data, i)
                         .and_then(|h| combine(*c as u8, h))
                         .ok_or_else(|| {

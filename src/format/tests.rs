@@ -439,7 +439,10 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
         (&wdl_file, 3),
         (&wdl_file, 4),
         (&wdl_file, 5),
-        (&path, 15),
+        (&path, 8),
+        (&path, 11),
+        (&wdl_file, 12),
+        (&path, 31),
     ] {
         let mut b = fs::read(src).unwrap();
         LE::write_u32(&mut b[202..], flags);
@@ -498,20 +501,96 @@ fn depths_of_decisive_slots_only_in_version_2_every_slot_in_version_1() {
         let block = &codes[..777];
         let encoding = depth_encoding_for(meta.counts.longest_win.max(meta.counts.longest_loss));
         let mut raw = Vec::new();
-        pack_depth(block, encoding, true, &mut raw);
+        pack_depth(block, encoding, DepthEntries::Decisive, &mut raw);
         let mut expected = Vec::new();
         let decisive_codes: Vec<u16> = block.iter().copied().filter(|&c| c != 0).collect();
-        pack_depth(&decisive_codes, encoding, false, &mut expected);
+        pack_depth(
+            &decisive_codes,
+            encoding,
+            DepthEntries::Every,
+            &mut expected,
+        );
         assert_eq!(raw, expected);
         // Expanding gives every slot's entry back, and refuses a wrong count.
         let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
         let mut every_entry = Vec::new();
-        pack_depth(block, encoding, false, &mut every_entry);
-        assert_eq!(expand_depth(encoding, &trits, &raw), Some(every_entry));
+        pack_depth(block, encoding, DepthEntries::Every, &mut every_entry);
+        let decisive = DepthEntries::Decisive;
+        assert_eq!(
+            expand_depth(encoding, decisive, &trits, &raw),
+            Some(every_entry)
+        );
         let width = encoding.raw_len(1) as usize;
-        assert_eq!(expand_depth(encoding, &trits, &raw[width..]), None);
+        assert_eq!(
+            expand_depth(encoding, decisive, &trits, &raw[width..]),
+            None
+        );
         raw.extend_from_slice(&vec![0; width]);
-        assert_eq!(expand_depth(encoding, &trits, &raw), None);
+        assert_eq!(expand_depth(encoding, decisive, &trits, &raw), None);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn depths_of_lost_slots_only_with_flag_8() {
+    let dir = tmpdir("losses");
+    let mut short = realistic_codes(30_000, 17);
+    short.splice(10_000..10_000, std::iter::repeat_n(0, 2_000));
+    let long = random_codes(20_000, 700, 9);
+    for (n, codes) in [short, long].iter().enumerate() {
+        let meta = meta_for(codes);
+        let (losses, decisive) = (dir.join(format!("l{n}.mdb")), dir.join(format!("d{n}.mdb")));
+        let opts = WriteOptions {
+            loss_depths: true,
+            ..small_opts()
+        };
+        let h = write_subspace_with(&losses, &meta, codes, &opts).unwrap();
+        assert_eq!(
+            (h.version, h.flags),
+            (VERSION, FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS)
+        );
+        assert!(h.loss_depths() && h.depth_entries() == DepthEntries::Losses);
+        let hd = write_subspace_with(&decisive, &meta, codes, &small_opts()).unwrap();
+        assert_eq!(h.wdl, hd.wdl);
+        assert!(h.depth.unwrap().length < hd.depth.unwrap().length);
+        let f = SubspaceFile::open(&losses, &Expect::any()).unwrap();
+        f.verify_checksums().unwrap();
+        assert!(f.loss_depths());
+        // A win's distance is not in the file: asked for, it is a clear error.
+        let partial = f.read_all_partial().unwrap();
+        let mut wins = 0;
+        for (i, &c) in codes.iter().enumerate().rev() {
+            if trit(c) == 1 {
+                wins += 1;
+                assert_eq!(partial[i], WIN_BY_LOOKAHEAD, "slot {i}");
+                let err = f.code(i as u64).unwrap_err();
+                assert!(matches!(err, FormatError::WinByLookahead { .. }), "{err}");
+                assert_eq!(f.wdl(i as u64).unwrap(), crate::value::Wdl::Win);
+            } else {
+                assert_eq!(partial[i], c, "slot {i}");
+                assert_eq!(f.code(i as u64).unwrap(), c, "slot {i}");
+            }
+        }
+        assert!(wins > 1000, "{wins}");
+        for err in [f.read_all().unwrap_err(), f.read_all_stored().unwrap_err()] {
+            assert!(matches!(err, FormatError::WinByLookahead { .. }), "{err}");
+            assert!(err.to_string().contains("repack --depths losses"), "{err}");
+        }
+        // A block holds the lost slots' half distances, in order.
+        let block = &codes[..777];
+        let encoding = depth_encoding_for(meta.counts.longest_win.max(meta.counts.longest_loss));
+        let mut raw = Vec::new();
+        pack_depth(block, encoding, DepthEntries::Losses, &mut raw);
+        let lost: Vec<u16> = block.iter().copied().filter(|&c| trit(c) == 2).collect();
+        let mut expected = Vec::new();
+        pack_depth(&lost, encoding, DepthEntries::Every, &mut expected);
+        assert_eq!(raw, expected);
+        let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
+        let back = expand_depth(encoding, DepthEntries::Losses, &trits, &raw).unwrap();
+        for (i, &c) in block.iter().enumerate() {
+            let h = half_at(encoding, &back, i).unwrap();
+            assert_eq!(h, if trit(c) == 2 { (c - 1) / 2 } else { 0 }, "slot {i}");
+        }
     }
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,12 +1,12 @@
 //! Writing the file of a subspace: the codes packed and compressed block by block,
 //! the header, and an atomic replacement of the file.
 
-use super::pack::{pack_depth, pack_wdl, trit};
+use super::pack::{DepthEntries, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES,
-    FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section,
-    SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
+    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
+    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
@@ -44,6 +44,10 @@ pub struct WriteOptions {
     /// makes the depth section smaller; off, a full file without don't-cares is
     /// written as version 1 (every slot an entry, a draw's 0). Full files only.
     pub decisive_depths: bool,
+    /// The depth section holds the lost slots' entries only
+    /// ([`super::FLAG_LOSS_DEPTHS`], with `decisive_depths`): a win's distance is
+    /// found one ply ahead. Off by default (`millbase repack --depths losses`).
+    pub loss_depths: bool,
 }
 
 impl Default for WriteOptions {
@@ -58,6 +62,7 @@ impl Default for WriteOptions {
             wdl_dont_cares: false,
             value_dont_cares: false,
             decisive_depths: true,
+            loss_depths: false,
         }
     }
 }
@@ -172,11 +177,16 @@ fn encode_subspace(
         pack_wdl(c, opts.wdl_encoding, out)
     })
     .map_err(|e| FormatError::io(path, e))?;
+    let entries = match (opts.decisive_depths, opts.loss_depths) {
+        (_, true) => DepthEntries::Losses,
+        (true, false) => DepthEntries::Decisive,
+        (false, false) => DepthEntries::Every,
+    };
     let depth_blocks = if opts.wdl_only {
         None
     } else {
         let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
-            pack_depth(c, depth_encoding, opts.decisive_depths, out)
+            pack_depth(c, depth_encoding, entries, out)
         })
         .map_err(|e| FormatError::io(path, e))?;
         Some(blocks)
@@ -203,7 +213,7 @@ fn encode_subspace(
     let h = &mut file[..HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
-    let decisive = depth.is_some() && opts.decisive_depths;
+    let decisive = depth.is_some() && entries != DepthEntries::Every;
     let version = if depth.is_some() && !opts.value_dont_cares && !decisive {
         VERSION_FULL
     } else {
@@ -237,7 +247,12 @@ fn encode_subspace(
     } else {
         0
     };
-    let free = if decisive { FLAG_DECISIVE_DEPTHS } else { 0 };
+    let free = match entries {
+        _ if depth.is_none() => 0,
+        DepthEntries::Every => 0,
+        DepthEntries::Decisive => FLAG_DECISIVE_DEPTHS,
+        DepthEntries::Losses => FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS,
+    };
     LE::write_u32(&mut h[202..], dont_cares | free);
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
