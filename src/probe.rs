@@ -611,10 +611,25 @@ impl Tablebase {
             if child.material(child.to_move) < 3 {
                 return Ok(Value::Win(1));
             }
-            if self.stored_wdl(&child)? != Wdl::Loss {
+            // The child's slot is found once for its result and its distance.
+            let file = self.sector_file(Sector::of(&child))?;
+            let slot = self.index.index(child.own(), child.opp());
+            let mut w = file.wdl(slot)?;
+            if w != Wdl::Win && file.wdl_dont_cares() {
+                w = self.best_capture_wdl(&child, w)?;
+            }
+            if w != Wdl::Loss {
                 continue;
             }
-            let v = self.stored(&child)?.parent();
+            // A lost child's distance is stored (raised by its captures in a file
+            // with value don't-cares).
+            let stored = file.value(slot)?;
+            let v = if file.value_dont_cares() {
+                self.true_value(&child, stored)?
+            } else {
+                stored
+            }
+            .parent();
             if best.is_none_or(|b| v.cmp_goodness(b).is_gt()) {
                 best = Some(v);
             }
