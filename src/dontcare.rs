@@ -134,11 +134,15 @@ pub enum Fill {
     /// The previous slot's stored value where it is no better than the truth, else
     /// the truth: longer runs.
     Prev,
+    /// `Loss(0)` in a lost slot, the truth in any other (a duplicate: the previous
+    /// slot's value): the results stay as they are and only lost distances change,
+    /// the one kind of distance a file with loss-only depths stores.
+    Loss0,
 }
 
 impl Fill {
     /// Every fill, for measurements.
-    pub const ALL: [Fill; 3] = [Fill::Loss, Fill::Low, Fill::Prev];
+    pub const ALL: [Fill; 4] = [Fill::Loss, Fill::Low, Fill::Prev, Fill::Loss0];
 
     /// The fill's name on the command line.
     pub fn name(self) -> &'static str {
@@ -146,6 +150,7 @@ impl Fill {
             Fill::Loss => "loss",
             Fill::Low => "low",
             Fill::Prev => "prev",
+            Fill::Loss0 => "loss0",
         }
     }
 
@@ -164,6 +169,11 @@ impl Fill {
             Fill::Low => Value::Loss(0),
             Fill::Prev if allowed(prev) => prev,
             Fill::Prev => truth.expect("a duplicate allows anything"),
+            Fill::Loss0 => match truth {
+                Some(Value::Loss(_)) => Value::Loss(0),
+                Some(t) => t,
+                None => prev,
+            },
         }
     }
 }

@@ -22,7 +22,8 @@ pub struct RepackArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// What the free slots store: `loss` (Loss(0)), `low` (a draw where allowed, else
-    /// Loss(0)) or `prev` (the previous slot's value where allowed); `none`: no value
+    /// Loss(0)), `prev` (the previous slot's value where allowed) or `loss0`
+    /// (Loss(0) in lost slots only, made for `--depths losses`); `none`: no value
     /// don't-cares, every value kept, the depth section re-encoded with the
     /// decisive slots' entries only (what `millbase build` writes).
     #[arg(long, default_value = "low")]
@@ -70,13 +71,13 @@ fn line(r: &RepackReport) -> String {
 
 /// `millbase repack`.
 pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
-    let fill = match a.fill.as_str() {
-        "none" => None,
-        name => Some(
-            Fill::parse(name)
-                .ok_or_else(|| anyhow!("unknown fill '{name}': use loss, low, prev or none"))?,
-        ),
-    };
+    let fill =
+        match a.fill.as_str() {
+            "none" => None,
+            name => Some(Fill::parse(name).ok_or_else(|| {
+                anyhow!("unknown fill '{name}': use loss, low, prev, loss0 or none")
+            })?),
+        };
     let only = a
         .only
         .iter()
