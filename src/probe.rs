@@ -389,16 +389,8 @@ impl Tablebase {
             None => Ok(Value::Loss(0)),
             Some((k, l)) => {
                 let file = self.file(k, l)?;
-                let slot = self.index.index(own, opp);
-                let pos = || Position::moving(crate::Color::White, own, opp);
-                if let Some(v) = self.won_by_lookahead(file, slot, pos)? {
-                    return Ok(v);
-                }
-                let stored = file.value(slot)?;
-                if !file.value_dont_cares() || stored == Value::Win(1) {
-                    return Ok(stored);
-                }
-                self.true_value(&pos(), stored)
+                let pos = Position::moving(crate::Color::White, own, opp);
+                self.value_at(file, self.index.index(own, opp), &pos)
             }
         }
     }
@@ -475,7 +467,16 @@ impl Tablebase {
     /// better of it and the capturing plies' values, read from this tablebase.
     /// `millbase repack` checks a new file with it before the file takes its name.
     pub fn value_in(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
-        let slot = self.index.index(pos.own(), pos.opp());
+        self.value_at(file, self.index.index(pos.own(), pos.opp()), pos)
+    }
+
+    /// [`Tablebase::value_in`] of `pos`, whose slot in `file` is `slot`.
+    fn value_at(
+        &self,
+        file: &SubspaceFile,
+        slot: u64,
+        pos: &Position,
+    ) -> Result<Value, ProbeError> {
         if let Some(v) = self.won_by_lookahead(file, slot, || *pos)? {
             return Ok(v);
         }
@@ -611,25 +612,14 @@ impl Tablebase {
             if child.material(child.to_move) < 3 {
                 return Ok(Value::Win(1));
             }
-            // The child's slot is found once for its result and its distance.
+            // The child's slot is found once for its result and its distance, which
+            // is stored, since it is lost.
             let file = self.sector_file(Sector::of(&child))?;
             let slot = self.index.index(child.own(), child.opp());
-            let mut w = file.wdl(slot)?;
-            if w != Wdl::Win && file.wdl_dont_cares() {
-                w = self.best_capture_wdl(&child, w)?;
-            }
-            if w != Wdl::Loss {
+            if self.wdl_at(file, slot, &child)? != Wdl::Loss {
                 continue;
             }
-            // A lost child's distance is stored (raised by its captures in a file
-            // with value don't-cares).
-            let stored = file.value(slot)?;
-            let v = if file.value_dont_cares() {
-                self.true_value(&child, stored)?
-            } else {
-                stored
-            }
-            .parent();
+            let v = self.value_at(file, slot, &child)?.parent();
             if best.is_none_or(|b| v.cmp_goodness(b).is_gt()) {
                 best = Some(v);
             }
@@ -650,7 +640,12 @@ impl Tablebase {
     /// of the capturing plies (which lead into smaller sectors).
     fn stored_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
         let file = self.sector_file(Sector::of(pos))?;
-        let stored = file.wdl(self.index.index(pos.own(), pos.opp()))?;
+        self.wdl_at(file, self.index.index(pos.own(), pos.opp()), pos)
+    }
+
+    /// [`Tablebase::stored_wdl`] of `pos`, whose slot in `file` is `slot`.
+    fn wdl_at(&self, file: &SubspaceFile, slot: u64, pos: &Position) -> Result<Wdl, ProbeError> {
+        let stored = file.wdl(slot)?;
         if stored == Wdl::Win || !file.wdl_dont_cares() {
             return Ok(stored);
         }
