@@ -15,7 +15,7 @@
 //! counts of the summary are per symmetry class (canonical slots only), as for the
 //! moving phase.
 
-use crate::index::{Index, binomial, next_subset, pdep, unrank};
+use crate::index::{Index, binomial, next_subset, pdep, pext, unrank};
 use crate::position::points;
 use crate::retro::Summary;
 use crate::rules::Bits;
@@ -37,26 +37,42 @@ pub struct Children<'a> {
 /// The best value over children codes, for the side that plays into them: the
 /// fastest win over lost children, else a draw if any child is drawn, else the
 /// slowest loss. `codes` must not be empty.
+///
+/// Branch-free: each child code becomes a merit (see [`merit`]), the best child is
+/// the one of greatest merit, and [`code_of_merit`] turns it back into the parent's
+/// code. Which kind of child comes next is data the branch predictor cannot guess.
 #[inline]
 pub fn best_of_children(codes: impl Iterator<Item = u16>) -> u16 {
-    // A child code is 0 (draw), odd (the child's side to move loses: Loss(c - 1)) or
-    // even (it wins: Win(c - 1)); seen one ply earlier each code becomes c + 1.
-    let (mut fastest_win, mut draw, mut slowest_loss) = (u16::MAX, false, 0u16);
-    for c in codes {
-        if c == 0 {
-            draw = true;
-        } else if c % 2 == 1 {
-            fastest_win = fastest_win.min(c + 1);
-        } else {
-            slowest_loss = slowest_loss.max(c + 1);
-        }
-    }
-    if fastest_win != u16::MAX {
-        fastest_win
-    } else if draw {
-        Value::Draw.code()
+    code_of_merit(codes.map(merit).fold(0, u16::max))
+}
+
+/// A draw's merit, between every loss's and every win's.
+const DRAW_MERIT: u16 = 0x8000;
+
+/// How good a child of code `c` is for the side that plays into it, as a number that
+/// grows with the parent's value. A child code is 0 (draw), odd (the child's side to
+/// move loses, so the parent wins, sooner for a smaller code) or even (the child's
+/// side wins, so the parent loses, later for a larger code). Codes are below 2^15
+/// (distances are far shorter), so wins map above [`DRAW_MERIT`] (`!c`), losses
+/// below it (`c`).
+#[inline]
+fn merit(c: u16) -> u16 {
+    debug_assert!(c < DRAW_MERIT, "code {c} out of range");
+    let win = (c & 1).wrapping_neg();
+    let draw = ((c == 0) as u16).wrapping_neg();
+    (win & !c) | (!win & (c | (draw & DRAW_MERIT)))
+}
+
+/// The parent's code for the best child's merit `m` (see [`merit`]): a child seen one
+/// ply earlier has its code plus one, and a drawn child gives a draw.
+#[inline]
+fn code_of_merit(m: u16) -> u16 {
+    if m > DRAW_MERIT {
+        !m + 1
+    } else if m == DRAW_MERIT {
+        0
     } else {
-        slowest_loss
+        m + 1
     }
 }
 
@@ -192,18 +208,58 @@ fn binomials() -> Binomials {
     t
 }
 
-/// The colex rank of `packed` with every bit one place higher in the order: the sum
-/// over its bits `e_1 < e_2 < ...` of `C(e_i, i + 1)`.
-fn colex_shifted(binomials: &Binomials, packed: Bits) -> u64 {
-    points(packed)
-        .enumerate()
-        .map(|(i, e)| binomials[e as usize][i + 2])
-        .sum()
+/// The colex ranks of a set `packed` with one more point added, for every point at
+/// once. With `e_0 < e_1 < ...` the points of `packed`, adding a point `j` that has
+/// `b` of them below it gives the rank
+/// `sum_{i<b} C(e_i, i+1) + C(j, b+1) + sum_{i>=b} C(e_i, i+2)`:
+/// the points below keep their place in the order, those above move one place up.
+/// `base[b]` holds the two sums, so each point costs a popcount and one look-up.
+struct RanksWithOneMore<'a> {
+    binomials: &'a Binomials,
+    packed: Bits,
+    base: [u64; 16],
+}
+
+impl<'a> RanksWithOneMore<'a> {
+    fn new(binomials: &'a Binomials, packed: Bits) -> Self {
+        let mut base = [0; 16];
+        let (mut lower, mut upper) = (0, 0);
+        for (i, e) in points(packed).enumerate() {
+            upper += binomials[e as usize][i + 2];
+        }
+        for (i, e) in points(packed).enumerate() {
+            base[i] = lower + upper;
+            lower += binomials[e as usize][i + 1];
+            upper -= binomials[e as usize][i + 2];
+        }
+        base[packed.count_ones() as usize] = lower;
+        RanksWithOneMore {
+            binomials,
+            packed,
+            base,
+        }
+    }
+
+    /// The colex rank of `packed` plus the point `j` (not in `packed`).
+    #[inline]
+    fn rank(&self, j: u8) -> u64 {
+        let below = (self.packed & ((1 << j) - 1)).count_ones() as usize;
+        self.base[below] + self.binomials[j as usize][below + 1]
+    }
 }
 
 /// Solves the positions `(own, rep)` with `rep` the representative of class `class`
 /// of the opponent's sets and `own` the sets of `k` free points of colex ranks
 /// `first..first + out.len()`, writing each value to `out` in that order.
+///
+/// The free points of `rep` are numbered `0..n` (`own` is `packed` on them). Per
+/// position, the points where a placement closes a mill come from one pass over the
+/// mills ([`Rules::closing_points`]); the other empty points are the quiet plies,
+/// whose children lie in one class block of the quiet sector at
+/// [`RanksWithOneMore`]; each closing point is one ply per removal, into the
+/// capture sector. The best child is found without a branch per child ([`merit`]).
+///
+/// [`Rules::closing_points`]: crate::rules::Rules::closing_points
 fn solve_group(
     idx: &Index,
     binomials: &Binomials,
@@ -220,8 +276,11 @@ fn solve_group(
     // so unmapped sets may be passed to `slot_of_image`.
     let canon = idx.canon(rep);
     let free = rules.all() & !rep;
+    let n = free.count_ones();
+    let every: Bits = if n == 32 { !0 } else { (1 << n) - 1 };
     // A removal leaves the opponent `l - 1 + hl` stones: below three, the game is won.
     let capture_wins = sector.l as u32 + sector.hl as u32 <= 3;
+    // With no opponent stone on the board, a mill removes nothing: every ply is quiet.
     let removals: Vec<_> = if rep == 0 {
         Vec::new()
     } else {
@@ -229,50 +288,44 @@ fn solve_group(
             .map(|r| idx.canon(rep & !(1 << r)))
             .collect()
     };
-    let (mut quiet, mut capture) = (Vec::with_capacity(24), Vec::with_capacity(64));
     let free_points: Vec<u8> = points(free).collect();
     let quiet_base = canon.class as u64 * idx.per_class(l, k + 1);
-    let mut packed = unrank(first, k, free.count_ones());
+    let mut packed = unrank(first, k, n);
     let len = out.len();
     for (i, cell) in out.iter_mut().enumerate() {
         let own = pdep(packed, free);
-        quiet.clear();
-        capture.clear();
-        let mut wins = false;
-        // Quiet children `(rep, own + p)`: with no symmetry fixing `rep`, the child's
-        // slot is `quiet_base` plus the colex rank of `packed` with the bit of `p`
-        // added, which a walk over the free points gives for every `p` at once:
-        // `lower` sums the terms of the set bits below `p`, `upper` those above
-        // (each one place higher for the bit added).
-        let (mut lower, mut upper, mut below) = (0, colex_shifted(binomials, packed), 0);
-        for (j, &p) in free_points.iter().enumerate() {
-            if packed >> j & 1 == 1 {
-                below += 1;
-                lower += binomials[j][below];
-                upper -= binomials[j][below + 1];
-                continue;
-            }
-            let after = own | 1 << p;
-            if rep != 0 && rules.closes_mill(after, p) {
-                if capture_wins {
-                    wins = true;
-                    break;
-                }
-                capture.extend(removals.iter().map(|c| idx.slot(c, after)));
-            } else if canon.stab == 0 {
-                quiet.push(quiet_base + lower + binomials[j][below + 1] + upper);
-            } else {
-                quiet.push(idx.slot_of_image(&canon, after));
-            }
-        }
-        *cell = if wins {
+        let closing = if removals.is_empty() {
+            0
+        } else {
+            pext(rules.closing_points(own), free) & !packed
+        };
+        *cell = if capture_wins && closing != 0 {
             Value::Win(1).code()
         } else {
-            let qs = quiet.iter().map(|&q| kids.quiet[q as usize]);
-            let cs = capture
-                .iter()
-                .map(|&q| kids.capture.expect("captures lead into a solved sector")[q as usize]);
-            best_of_children(qs.chain(cs))
+            let quiet = every & !packed & !closing;
+            let mut best = 0;
+            if canon.stab == 0 {
+                let ranks = RanksWithOneMore::new(binomials, packed);
+                for j in points(quiet) {
+                    best = best.max(merit(kids.quiet[(quiet_base + ranks.rank(j)) as usize]));
+                }
+            } else {
+                for j in points(quiet) {
+                    let child = idx.slot_of_image(&canon, own | 1 << free_points[j as usize]);
+                    best = best.max(merit(kids.quiet[child as usize]));
+                }
+            }
+            if closing != 0 {
+                let capture = kids.capture.expect("captures lead into a solved sector");
+                for j in points(closing) {
+                    let after = own | 1 << free_points[j as usize];
+                    for c in &removals {
+                        best = best.max(merit(capture[idx.slot(c, after) as usize]));
+                    }
+                }
+            }
+            debug_assert!(best != 0, "a placement position has a ply");
+            code_of_merit(best)
         };
         if i + 1 < len {
             packed = next_subset(packed);
@@ -297,14 +350,29 @@ fn to_slot_order(
     first: u64,
     out: &mut [u16],
 ) -> Summary {
+    // The sources are scattered over `by_group`, so most reads miss the caches: the
+    // sources of a batch are computed and prefetched first, then read.
+    const BATCH: usize = 256;
     let mut summary = Summary::default();
-    for_each_source(idx, k, l, first, out.len(), |i, slot, source, canonical| {
-        let code = by_group[source as usize];
-        out[i] = code;
-        if canonical {
-            summary.count(code, slot);
+    let mut batch = Vec::with_capacity(BATCH);
+    let len = out.len();
+    let mut read = |batch: &mut Vec<(usize, u64, bool)>| {
+        for (i, source, canonical) in batch.drain(..) {
+            let code = by_group[source as usize];
+            out[i] = code;
+            if canonical {
+                summary.count(code, first + i as u64);
+            }
+        }
+    };
+    for_each_source(idx, k, l, first, len, |i, _, source, canonical| {
+        crate::retro::prefetch(&by_group[source as usize]);
+        batch.push((i, source, canonical));
+        if batch.len() == BATCH {
+            read(&mut batch);
         }
     });
+    read(&mut batch);
     summary
 }
 

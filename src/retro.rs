@@ -127,8 +127,10 @@ fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
     unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
 }
 
+/// Asks the CPU to bring the cache line of `p` into the caches (a hint: no effect
+/// on results; nothing on other architectures).
 #[inline]
-fn prefetch<T>(p: &T) {
+pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; any address is allowed.
     unsafe {
