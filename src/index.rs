@@ -10,7 +10,8 @@
 //! builder fills with their canonical twin's value so that any slot answers.
 //!
 //! Index and un-index are a few table look-ups: the class of a set comes from a table
-//! addressed by the set's colex rank, itself three byte-table look-ups.
+//! addressed by the set's colex rank, itself one look-up per 6-bit chunk of the points
+//! (four on the standard board).
 
 use crate::rules::{Bits, Rules};
 use std::sync::OnceLock;
