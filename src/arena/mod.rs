@@ -30,6 +30,7 @@
 //! game has its own players and seeds derived from the arena seed and the game number,
 //! so games may run in parallel and are reported in game order.
 
+pub mod exam;
 mod game;
 mod players;
 mod runner;
@@ -194,6 +195,7 @@ mod tests {
                 quiescence: crate::engine::QUIESCENCE,
                 threat_extension: crate::engine::THREAT_EXTENSION,
                 quiet_damping: crate::engine::QUIET_DAMPING,
+                reductions: crate::engine::REDUCTIONS,
             }
         );
         assert_eq!(
@@ -209,6 +211,7 @@ mod tests {
                 quiescence: crate::engine::QUIESCENCE,
                 threat_extension: crate::engine::THREAT_EXTENSION,
                 quiet_damping: crate::engine::QUIET_DAMPING,
+                reductions: crate::engine::REDUCTIONS,
             }
         );
         match "engine:depth=2,qs=4".parse::<PlayerSpec>().unwrap() {
@@ -219,6 +222,13 @@ mod tests {
             PlayerSpec::Engine { quiet_damping, .. } => assert!(quiet_damping),
             other => panic!("{other:?}"),
         }
+        match "engine:nodes=5000,lmr=no".parse::<PlayerSpec>().unwrap() {
+            PlayerSpec::Engine {
+                limit, reductions, ..
+            } => assert_eq!((limit, reductions), (SearchLimit::Nodes(5000), false)),
+            other => panic!("{other:?}"),
+        }
+        assert!("engine:nodes=0".parse::<PlayerSpec>().is_err());
         match "engine:depth=2,ext=yes".parse::<PlayerSpec>().unwrap() {
             PlayerSpec::Engine {
                 threat_extension, ..

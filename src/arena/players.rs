@@ -214,6 +214,7 @@ pub(super) fn make_player(
             quiescence,
             threat_extension,
             quiet_damping,
+            reductions,
         } => {
             let endgame = config
                 .db
@@ -230,6 +231,7 @@ pub(super) fn make_player(
                     quiescence: *quiescence,
                     threat_extension: *threat_extension,
                     quiet_damping: *quiet_damping,
+                    reductions: *reductions,
                     ..EngineConfig::default()
                 },
             );
@@ -240,6 +242,10 @@ pub(super) fn make_player(
                 },
                 SearchLimit::MoveTime(ms) => Limits {
                     movetime: Some(Duration::from_millis(ms)),
+                    ..Limits::default()
+                },
+                SearchLimit::Nodes(n) => Limits {
+                    nodes: Some(n),
                     ..Limits::default()
                 },
             };

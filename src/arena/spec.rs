@@ -13,6 +13,9 @@ pub enum SearchLimit {
     Depth(u32),
     /// A fixed time per ply in milliseconds.
     MoveTime(u64),
+    /// About this many nodes per ply (a limit that does not depend on the machine
+    /// or its load).
+    Nodes(u64),
 }
 
 /// Where the games of a run start, after the start position.
@@ -86,13 +89,14 @@ pub enum PlayerSpec {
     Perfect(Choice),
     /// `random`: a uniformly random legal ply.
     Random,
-    /// `engine:depth=D` or `engine:movetime=MS`, optionally `,hash=MB`, `,db=no`
+    /// `engine:depth=D`, `engine:movetime=MS` or `engine:nodes=N`, optionally `,hash=MB`, `,db=no`
     /// (do not give it the databases), `,shuffle=no` (no random choice among equal
     /// root plies), `,eval=shipped` (the hand-set evaluation weights; `tuned`, the
     /// fitted ones, by default), `,qs=N` (N plies of quiescence search on captures), `,ext=yes|no`
     /// (double mill threats made in placement searched one ply deeper), `,damp=yes|no`
-    /// (evaluations shrink towards a draw near the 100-ply no-capture rule); the
-    /// engine's defaults otherwise.
+    /// (evaluations shrink towards a draw near the 100-ply no-capture rule),
+    /// `,lmr=yes|no` (late quiet plies searched less deep first); the engine's
+    /// defaults otherwise.
     Engine {
         /// Search limit.
         limit: SearchLimit,
@@ -110,6 +114,8 @@ pub enum PlayerSpec {
         threat_extension: bool,
         /// Whether evaluations shrink towards a draw near the no-capture rule.
         quiet_damping: bool,
+        /// Whether late quiet plies are searched less deep first.
+        reductions: bool,
     },
     /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
     /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
@@ -231,6 +237,7 @@ impl FromStr for PlayerSpec {
                 let mut quiescence = crate::engine::QUIESCENCE;
                 let mut threat_extension = crate::engine::THREAT_EXTENSION;
                 let mut quiet_damping = crate::engine::QUIET_DAMPING;
+                let mut reductions = crate::engine::REDUCTIONS;
                 for (k, v) in params(rest) {
                     match k {
                         "depth" => {
@@ -239,11 +246,15 @@ impl FromStr for PlayerSpec {
                         "movetime" => {
                             limit = Some(SearchLimit::MoveTime(number::<u64>(k, v).map_err(err)?))
                         }
+                        "nodes" => {
+                            limit = Some(SearchLimit::Nodes(number::<u64>(k, v).map_err(err)?))
+                        }
                         "hash" => hash_mb = number::<usize>(k, v).map_err(err)?.max(1),
                         "db" => use_db = yes_no(v).map_err(err)?,
                         "shuffle" => shuffle = yes_no(v).map_err(err)?,
                         "ext" => threat_extension = yes_no(v).map_err(err)?,
                         "damp" => quiet_damping = yes_no(v).map_err(err)?,
+                        "lmr" => reductions = yes_no(v).map_err(err)?,
                         "qs" => {
                             quiescence = number::<u32>(k, v).map_err(err)?;
                             if quiescence > MAX_QUIESCENCE {
@@ -261,9 +272,10 @@ impl FromStr for PlayerSpec {
                     }
                 }
                 let limit = limit.ok_or_else(|| {
-                    err("say how strong: engine:depth=D or engine:movetime=MS".into())
+                    err("say how strong: engine:depth=D, engine:movetime=MS or engine:nodes=N".into())
                 })?;
-                if matches!(limit, SearchLimit::Depth(0) | SearchLimit::MoveTime(0)) {
+                if matches!(limit, SearchLimit::Depth(0) | SearchLimit::MoveTime(0) | SearchLimit::Nodes(0)
+                ) {
                     return Err(err("the limit must be positive".into()));
                 }
                 Ok(PlayerSpec::Engine {
@@ -275,6 +287,7 @@ impl FromStr for PlayerSpec {
                     quiescence,
                     threat_extension,
                     quiet_damping,
+                    reductions,
                 })
             }
             "uci" => uci_spec(rest).map_err(err),

@@ -8,7 +8,7 @@ use millbase::probe::Tablebase;
 use millbase::protocol::client::GoLimits;
 use millbase::{Game, Rules};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -16,8 +16,8 @@ use std::sync::Arc;
 #[derive(Args)]
 pub struct ArenaArgs {
     /// Player A: perfect, perfect:strict, perfect:trap, random, engine:depth=D,
-    /// engine:movetime=MS (options ,hash=MB ,db=no ,shuffle=no ,eval=shipped|tuned
-    /// ,qs=PLIES ,ext=yes|no ,damp=yes|no), uci:COMMAND or
+    /// engine:movetime=MS, engine:nodes=N (options ,hash=MB ,db=no ,shuffle=no ,eval=shipped|tuned
+    /// ,qs=PLIES ,ext=yes|no ,damp=yes|no ,lmr=yes|no), uci:COMMAND or
     /// uci:PARAMS:COMMAND (PARAMS: depth=D,movetime=MS,nodes=N,timeout=S,db=yes,
     /// option.NAME=VALUE).
     a: String,
@@ -84,14 +84,7 @@ pub struct ArenaArgs {
 
 /// `millbase arena A B ...`.
 pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
-    // An engine that exits closes the pipe the arena writes to: that must be an
-    // error naming the engine, not the arena's death by SIGPIPE (which `main`
-    // restores for the other commands).
-    #[cfg(unix)]
-    // SAFETY: setting a signal disposition; no handler runs.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
+    ignore_sigpipe();
     let db = match &args.db {
         Some(dir) => Some(Arc::new(Tablebase::open(dir)?)),
         None => None,
@@ -154,30 +147,50 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let records = records?;
     let summary = arena::summarize(&config, &records);
     if let Some(path) = &args.out {
-        let mut file = std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("--out {}", path.display()))?,
-        );
-        for r in &records {
-            serde_json::to_writer(&mut file, r)?;
-            writeln!(file)?;
-        }
-        file.flush()
-            .with_context(|| format!("--out {}", path.display()))?;
+        write_json_lines(path, &records).with_context(|| format!("--out {}", path.display()))?;
     }
     let text = if args.json {
         format!("{}\n", serde_json::to_string(&summary)?)
     } else {
         summary.to_string()
     };
+    print_report(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `items` to `path`, one JSON object a line.
+pub(super) fn write_json_lines<T: serde::Serialize>(path: &Path, items: &[T]) -> Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for item in items {
+        serde_json::to_writer(&mut file, item)?;
+        writeln!(file)?;
+    }
+    file.flush()?;
+    Ok(())
+}
+
+/// Writes a report to standard output; a reader that stops reading
+/// (`millbase arena ... | head`) is no error.
+pub(super) fn print_report(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
     {
-        // The reader stopped reading (`millbase arena ... | head`): SIGPIPE is
-        // ignored here (above), so the write fails instead; that is no error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        written => written.context("writing the summary")?,
+        // SIGPIPE is ignored by the commands that print reports, so the write fails
+        // instead of killing the program.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written.context("writing the report"),
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// Makes a closed pipe an error of the write, not death by SIGPIPE (which `main`
+/// restores for the other commands): an engine that exits closes the pipe the
+/// players write to, and that must be an error naming the engine.
+pub(super) fn ignore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
 }

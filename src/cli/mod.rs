@@ -3,6 +3,7 @@
 mod arena;
 mod board;
 mod db;
+mod exam;
 mod info;
 mod oracle;
 mod pack;
@@ -55,6 +56,8 @@ enum Command {
     Play(oracle::PlayArgs),
     /// Play games between two players and report results with intervals.
     Arena(arena::ArenaArgs),
+    /// Ask players for a ply in positions from perfect play; count their blunders.
+    Exam(exam::ExamArgs),
     /// Serve the JSON API and the web analysis board over HTTP.
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -82,6 +85,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Analyze(a) => oracle::analyze(a),
         Command::Play(a) => oracle::play(a),
         Command::Arena(a) => arena::arena(a),
+        Command::Exam(a) => exam::exam(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::serve(a),
     }

@@ -77,6 +77,9 @@ pub struct EngineConfig {
     /// Whether leaf evaluations shrink towards a draw as the plies without a
     /// removal near the 100-ply rule (`search::damped`).
     pub quiet_damping: bool,
+    /// Whether late quiet plies are searched less deep first, and again in full
+    /// only if they look better than the best so far (late move reductions).
+    pub reductions: bool,
 }
 
 /// The default [`EngineConfig::quiescence`].
@@ -88,6 +91,9 @@ pub const THREAT_EXTENSION: bool = false;
 /// The default [`EngineConfig::quiet_damping`]: off, as a match at depth 4 against
 /// the engine without it did not show a gain (README, "Engine and arena").
 pub const QUIET_DAMPING: bool = false;
+
+/// The default [`EngineConfig::reductions`].
+pub const REDUCTIONS: bool = true;
 
 /// The most plies of quiescence search the arena and `uci` accept.
 pub const MAX_QUIESCENCE: u32 = 16;
@@ -103,6 +109,7 @@ impl Default for EngineConfig {
             quiescence: QUIESCENCE,
             threat_extension: THREAT_EXTENSION,
             quiet_damping: QUIET_DAMPING,
+            reductions: REDUCTIONS,
         }
     }
 }
@@ -226,6 +233,11 @@ impl Engine {
         self.config.threat_extension = on;
     }
 
+    /// Sets whether late quiet plies are searched less deep first.
+    pub fn set_reductions(&mut self, on: bool) {
+        self.config.reductions = on;
+    }
+
     /// Sets the root shuffling seed (`None`: no shuffling).
     pub fn set_shuffle(&mut self, seed: Option<u64>) {
         self.config.shuffle = seed;
@@ -314,6 +326,7 @@ impl Engine {
             self.config.quiescence,
             self.config.threat_extension,
             Some(quiet).filter(|_| self.config.quiet_damping),
+            self.config.reductions,
         );
         search.iterate(root, self.config.algorithm, on_info)
     }

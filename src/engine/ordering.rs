@@ -126,6 +126,13 @@ fn leaves_hole(rules: &Rules, own: Bits, ply: Ply) -> bool {
     rules.closes_mill(own, ply.from)
 }
 
+/// Whether a ply scored `score` by [`Ordering::score`] is quiet: no hash ply, no
+/// capture, no block of an opponent mill and no killer, only history and the
+/// point's degree put it where it is (a candidate for a reduced search).
+pub fn is_quiet(score: i32) -> bool {
+    score < KILLER[1]
+}
+
 /// Moves the highest-scored ply of `plies[from..]` to `from` (lazy selection sort).
 pub fn pick(plies: &mut [Ply], scores: &mut [i32], from: usize) {
     let best = (from..plies.len())

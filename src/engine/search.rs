@@ -4,7 +4,7 @@
 
 use super::endgame::{Endgame, best_exact, exact_line};
 use super::eval::{Weights, evaluate_with};
-use super::ordering::{MAX_PLY, Ordering, pick};
+use super::ordering::{MAX_PLY, Ordering, is_quiet, pick};
 use super::score::{
     DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
 };
@@ -23,6 +23,11 @@ const CHECK_EVERY: u64 = 1024;
 const ASPIRATION_FROM: u32 = 4;
 /// Half the width of the first aspiration window, in centi-stones.
 const ASPIRATION: i32 = 40;
+/// Quiet plies searched in full at each node before late ones are reduced.
+const REDUCE_AFTER: usize = 3;
+/// The least depth at which late quiet plies are reduced.
+const REDUCE_FROM_DEPTH: u32 = 3;
+
 /// Longest principal variation reported when playing by exact values.
 const EXACT_PV: usize = 12;
 /// Plies without a removal after which a game is drawn: the arena's default and
@@ -106,6 +111,8 @@ pub struct Search<'a> {
     quiet: Vec<u32>,
     /// Whether leaf evaluations are [`damped`] by `quiet`.
     damping: bool,
+    /// Whether late quiet plies are searched less deep first ([`reduction`]).
+    reductions: bool,
 }
 
 impl<'a> Search<'a> {
@@ -125,6 +132,7 @@ impl<'a> Search<'a> {
         quiescence: u32,
         threat_extension: bool,
         quiet: Option<u32>,
+        reductions: bool,
     ) -> Search<'a> {
         let zobrist = Zobrist::get();
         // Only moving-phase positions with the root's stone counts can recur.
@@ -161,6 +169,7 @@ impl<'a> Search<'a> {
                 q
             },
             damping: quiet.is_some(),
+            reductions,
         }
     }
 
@@ -571,15 +580,29 @@ impl<'a> Search<'a> {
                 && makes_threat(self.rules, &child, holes);
             let child_depth = depth - 1 + u32::from(extend);
             self.quiet[ply + 1] = if p.removes() { 0 } else { self.quiet[ply] + 1 };
-            let search = |s: &mut Self, a: i32, b: i32| {
-                -s.negamax(&child, child_depth, a, b, ply + 1, child_floor)
+            let search = |s: &mut Self, d: u32, a: i32, b: i32| {
+                -s.negamax(&child, d, a, b, ply + 1, child_floor)
+            };
+            let reduce = if self.reductions && !extend && is_quiet(scores[i]) {
+                reduction(
+                    depth,
+                    i,
+                    self.rules.mill_holes(child.opp(), child.empty(self.rules)) & !holes != 0,
+                )
+            } else {
+                0
             };
             let score = if i == 0 {
-                search(self, -beta, -alpha)
+                search(self, child_depth, -beta, -alpha)
             } else {
-                let s = search(self, -alpha - 1, -alpha);
+                // A late quiet ply is first searched less deep with a null window;
+                // only if it seems to raise alpha is it searched again in full.
+                let mut s = search(self, child_depth - reduce, -alpha - 1, -alpha);
+                if reduce > 0 && s > alpha {
+                    s = search(self, child_depth, -alpha - 1, -alpha);
+                }
                 if s > alpha && s < beta {
-                    search(self, -beta, -alpha)
+                    search(self, child_depth, -beta, -alpha)
                 } else {
                     s
                 }
@@ -633,6 +656,20 @@ fn table_cutoff(hit: Hit, depth: u32, alpha: i32, beta: i32, ply: usize) -> Opti
         Bound::Lower if score >= beta => Some(score),
         Bound::Upper if score <= alpha => Some(score),
         _ => None,
+    }
+}
+
+/// Plies less deep to search the `i`th ply (in search order) of a node `depth`
+/// plies from the horizon first, if it is quiet: none for the first
+/// [`REDUCE_AFTER`] plies, at shallow depths, or for a ply that makes a new mill
+/// threat (`threat`); one, or two for the latest plies of deep nodes.
+fn reduction(depth: u32, i: usize, threat: bool) -> u32 {
+    if threat || depth < REDUCE_FROM_DEPTH || i < REDUCE_AFTER {
+        0
+    } else if depth >= 6 && i >= 3 * REDUCE_AFTER {
+        2
+    } else {
+        1
     }
 }
 

@@ -59,6 +59,8 @@ pub struct Options {
     pub quiescence: u32,
     /// `ThreatExtension`: double mill threats made in placement searched one ply deeper.
     pub threat_extension: bool,
+    /// `Reductions`: late quiet plies searched less deep first.
+    pub reductions: bool,
 }
 
 impl Default for Options {
@@ -74,6 +76,7 @@ impl Default for Options {
             eval: crate::engine::eval::DEFAULT_EVAL,
             quiescence: crate::engine::QUIESCENCE,
             threat_extension: crate::engine::THREAT_EXTENSION,
+            reductions: crate::engine::REDUCTIONS,
         }
     }
 }
@@ -217,6 +220,10 @@ impl<W: Write + Send + 'static> Uci<W> {
             "option name ThreatExtension type check default {}",
             crate::engine::THREAT_EXTENSION
         ));
+        self.say(&format!(
+            "option name Reductions type check default {}",
+            crate::engine::REDUCTIONS
+        ));
         self.say("uciok");
     }
 
@@ -258,6 +265,7 @@ impl<W: Write + Send + 'static> Uci<W> {
             quiescence: self.options.quiescence,
             threat_extension: self.options.threat_extension,
             quiet_damping: crate::engine::QUIET_DAMPING,
+            reductions: self.options.reductions,
         }
     }
 
@@ -319,6 +327,10 @@ impl<W: Write + Send + 'static> Uci<W> {
             "threatextension" => parse_bool(&value).map(|b| {
                 self.options.threat_extension = b;
                 self.engine().set_threat_extension(b);
+            }),
+            "reductions" => parse_bool(&value).map(|b| {
+                self.options.reductions = b;
+                self.engine().set_reductions(b);
             }),
             "threads" => Ok(()),
             key => match rule_option(self.rules, key) {
