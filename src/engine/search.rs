@@ -23,7 +23,7 @@ const CHECK_EVERY: u64 = 1024;
 const ASPIRATION_FROM: u32 = 4;
 /// Half the width of the first aspiration window, in centi-stones.
 const ASPIRATION: i32 = 40;
-/// Quiet plies searched in full at each node before late ones are reduced.
+/// Plies of each node (in search order) never reduced.
 const REDUCE_AFTER: usize = 3;
 /// The least depth at which late quiet plies are reduced.
 const REDUCE_FROM_DEPTH: u32 = 3;
@@ -583,15 +583,17 @@ impl<'a> Search<'a> {
             let search = |s: &mut Self, d: u32, a: i32, b: i32| {
                 -s.negamax(&child, d, a, b, ply + 1, child_floor)
             };
-            let reduce = if self.reductions && !extend && is_quiet(scores[i]) {
-                reduction(
-                    depth,
-                    i,
-                    self.rules.mill_holes(child.opp(), child.empty(self.rules)) & !holes != 0,
-                )
+            let mut reduce = if self.reductions && !extend && is_quiet(scores[i]) {
+                reduction(depth, i)
             } else {
                 0
             };
+            // A ply that makes a new mill threat is searched in full.
+            if reduce > 0
+                && self.rules.mill_holes(child.opp(), child.empty(self.rules)) & !holes != 0
+            {
+                reduce = 0;
+            }
             let score = if i == 0 {
                 search(self, child_depth, -beta, -alpha)
             } else {
@@ -661,10 +663,10 @@ fn table_cutoff(hit: Hit, depth: u32, alpha: i32, beta: i32, ply: usize) -> Opti
 
 /// Plies less deep to search the `i`th ply (in search order) of a node `depth`
 /// plies from the horizon first, if it is quiet: none for the first
-/// [`REDUCE_AFTER`] plies, at shallow depths, or for a ply that makes a new mill
-/// threat (`threat`); one, or two for the latest plies of deep nodes.
-fn reduction(depth: u32, i: usize, threat: bool) -> u32 {
-    if threat || depth < REDUCE_FROM_DEPTH || i < REDUCE_AFTER {
+/// [`REDUCE_AFTER`] plies or at shallow depths; one, or two for the latest plies
+/// of deep nodes.
+fn reduction(depth: u32, i: usize) -> u32 {
+    if depth < REDUCE_FROM_DEPTH || i < REDUCE_AFTER {
         0
     } else if depth >= 6 && i >= 3 * REDUCE_AFTER {
         2
