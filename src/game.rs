@@ -194,6 +194,22 @@ impl Game {
         (self.occurrences() >= repetitions).then_some(End::Repetition)
     }
 
+    /// The game as [`Game::parse`] reads it: `startpos` (or the start's FEN), then
+    /// `moves` and the plies played, if any.
+    pub fn text(&self, rules: &Rules) -> String {
+        let startpos = Game::parse(rules, "startpos").expect("the start position parses");
+        let mut text = if self.start == startpos.start && self.start_counters == startpos.counters {
+            "startpos".to_string()
+        } else {
+            crate::fen::format(rules, &self.start, self.start_counters)
+        };
+        if !self.plies.is_empty() {
+            text.push_str(" moves ");
+            text.push_str(&self.ply_texts(rules).join(" "));
+        }
+        text
+    }
+
     /// The plies played, written out.
     pub fn ply_texts(&self, rules: &Rules) -> Vec<String> {
         self.plies.iter().map(|&p| format_ply(rules, p)).collect()
@@ -203,6 +219,27 @@ impl Game {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_reads_back_as_the_same_game() {
+        let r = Rules::standard();
+        let g = Game::parse(r, "startpos moves d2 f4 g4 d3 e4 d1 b4 b2 d6 f6 f2 c4 c5").unwrap();
+        assert!(g.text(r).starts_with("startpos moves d2 f4"));
+        for game in [g.clone(), Game::parse(r, "startpos").unwrap()] {
+            let again = Game::parse(r, &game.text(r)).unwrap();
+            assert_eq!(
+                (again.start, again.plies.clone()),
+                (game.start, game.plies.clone())
+            );
+            assert_eq!(again.position(), game.position());
+        }
+        // A game from another position starts with that position's FEN.
+        let fen = crate::fen::format(r, g.position(), g.counters);
+        let later = Game::parse(r, &format!("{fen} moves d5")).unwrap();
+        assert!(later.text(r).starts_with(&fen));
+        let again = Game::parse(r, &later.text(r)).unwrap();
+        assert_eq!(again.position(), later.position());
+    }
 
     #[test]
     fn protocol_moving_example() {

@@ -239,36 +239,29 @@ pub fn records(rules: &Rules, questions: &[Question], answers: &[Answers]) -> Ve
     questions
         .iter()
         .enumerate()
-        .map(|(i, q)| {
-            let mut game = String::from("startpos");
-            if !q.game.plies.is_empty() {
-                game.push_str(" moves ");
-                game.push_str(&q.game.ply_texts(rules).join(" "));
-            }
-            Record {
-                question: i,
-                game,
-                fen: fen::format(rules, q.game.position(), q.game.counters),
-                value: q.value.to_string(),
-                traps: q
-                    .plies
-                    .iter()
-                    .filter(|m| m.1 < q.value)
-                    .map(|m| text(m.0))
-                    .collect(),
-                answers: answers
-                    .iter()
-                    .map(|a| {
-                        let ply = a.plies[i];
-                        RecordAnswer {
-                            player: a.name.clone(),
-                            ply: text(ply),
-                            result: q.judge(ply).map_or("illegal".into(), |w| w.to_string()),
-                            blunder: a.blunders[i],
-                        }
-                    })
-                    .collect(),
-            }
+        .map(|(i, q)| Record {
+            question: i,
+            game: q.game.text(rules),
+            fen: fen::format(rules, q.game.position(), q.game.counters),
+            value: q.value.to_string(),
+            traps: q
+                .plies
+                .iter()
+                .filter(|m| m.1 < q.value)
+                .map(|m| text(m.0))
+                .collect(),
+            answers: answers
+                .iter()
+                .map(|a| {
+                    let ply = a.plies[i];
+                    RecordAnswer {
+                        player: a.name.clone(),
+                        ply: text(ply),
+                        result: q.judge(ply).map_or("illegal".into(), |w| w.to_string()),
+                        blunder: a.blunders[i],
+                    }
+                })
+                .collect(),
         })
         .collect()
 }
