@@ -18,10 +18,15 @@
 //! sets on the held-out positions, overall, by the phase of the side to move, and
 //! for placement positions by ply (stones placed so far, from the sector).
 
+#[path = "common/sampling.rs"]
+mod sampling;
+#[path = "common/scale.rs"]
+mod scale;
+
 use millbase::engine::eval::{
     SidePhase, TERMS, TERMS_PER_PHASE, WEIGHTS, Weights, flatten, side_phase, terms,
 };
-use millbase::mix::{SplitMix, splitmix64};
+use millbase::mix::splitmix64;
 use millbase::probe::Tablebase;
 use millbase::sector::Sector;
 use millbase::{Rules, Wdl};
@@ -57,40 +62,21 @@ fn sigmoid(x: f64) -> f64 {
 /// Random positions of sector `s` with their exact values.
 fn sample_sector(tb: &Tablebase, s: Sector, per_sector: u64) -> Vec<Sample> {
     let rules = tb.rules();
-    let idx = tb.index();
-    let (k, l) = s.counts();
-    let size = idx.size(k, l);
-    let n = per_sector.min(size / 4).max(1);
-    let mut mix = SplitMix(splitmix64(
-        (k as u64) << 24 | (l as u64) << 16 | (s.hk as u64) << 8 | s.hl as u64,
-    ));
-    // Sorted, so that each block of the file is decompressed once.
-    let mut slots: Vec<u64> = (0..n).map(|_| mix.below(size)).collect();
-    slots.sort_unstable();
-    slots.dedup();
-    let mut out = Vec::with_capacity(slots.len());
-    for slot in slots {
-        let (own, opp) = idx.position(k, l, slot);
-        let pos = s.position(own, opp);
-        if pos.is_over(rules) || pos.legal_plies(rules).is_empty() {
-            continue;
-        }
-        let wdl = match tb.probe_wdl(&pos) {
-            Ok(Wdl::Loss) => 0,
-            Ok(Wdl::Draw) => 1,
-            Ok(Wdl::Win) => 2,
-            Err(e) => panic!("{s}: slot {slot}: {e}"),
-        };
-        let t = terms(rules, &pos);
-        out.push(Sample {
-            terms: t.map(|v| v.clamp(i8::MIN as i32, i8::MAX as i32) as i8),
-            wdl,
+    let size = tb.index().size(s.counts().0, s.counts().1);
+    sampling::sector(tb, s, per_sector, 0)
+        .into_iter()
+        .map(|(slot, pos, wdl)| Sample {
+            terms: terms(rules, &pos).map(|v| v.clamp(i8::MIN as i32, i8::MAX as i32) as i8),
+            wdl: match wdl {
+                Wdl::Loss => 0,
+                Wdl::Draw => 1,
+                Wdl::Win => 2,
+            },
             phase: side_phase(rules, &pos, pos.to_move),
             ply: (!s.is_moving()).then(|| s.ply(rules)),
             held_out: splitmix64(slot ^ (size << 20) ^ (s.hk as u64) << 60).is_multiple_of(10),
-        });
-    }
-    out
+        })
+        .collect()
 }
 
 /// Mean squared error of `sigmoid(score / k)` against the targets.
@@ -102,21 +88,9 @@ fn mse<'a>(samples: impl Iterator<Item = &'a Sample>, w: &[f64; TERMS], k: f64) 
     sum / n.max(1) as f64
 }
 
-/// The scale `K` minimising the training error of `w` (golden-section search on
-/// log K).
+/// The scale `K` minimising the training error of `w`.
 fn fit_scale(train: &[&Sample], w: &[f64; TERMS]) -> f64 {
-    let f = |lk: f64| mse(train.iter().copied(), w, lk.exp());
-    let (mut a, mut b) = (1f64.ln(), 2000f64.ln());
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..60 {
-        let (c, d) = (b - g * (b - a), a + g * (b - a));
-        if f(c) < f(d) {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    ((a + b) / 2.0).exp()
+    scale::fit(|k| mse(train.iter().copied(), w, k))
 }
 
 /// Adam on the training error with `k` held; `prior` pulls weakly.

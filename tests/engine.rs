@@ -130,10 +130,21 @@ fn forced_wins_and_losses_match_brute_force() {
             continue;
         }
         wanted[slot] -= 1;
-        for algorithm in [Algorithm::Pvs, Algorithm::Mtdf] {
-            let res = search(&mut engine(algorithm), &pos, depth(3));
+        // Lazy SMP too: two threads sharing the table prove the same values.
+        for (algorithm, threads) in [
+            (Algorithm::Pvs, 1),
+            (Algorithm::Mtdf, 1),
+            (Algorithm::Pvs, 2),
+        ] {
+            let mut e = engine(algorithm);
+            e.set_threads(threads);
+            let res = search(&mut e, &pos, depth(3));
             assert!(pos.is_legal(r, res.best.unwrap()));
-            assert_eq!(res.value(), want, "{algorithm:?} on {pos:?}");
+            assert_eq!(
+                res.value(),
+                want,
+                "{algorithm:?}, {threads} threads, on {pos:?}"
+            );
             if let Some(Value::Win(k)) = want {
                 let after = pos.after(r, res.best.unwrap());
                 assert_eq!(

@@ -136,6 +136,39 @@ fn a_session_from_uci_to_quit() {
     assert!(removal.starts_with('x'), "{removal}");
     assert_eq!(field(&lines[lines.len() - 2], "bestmove"), Some(removal));
 
+    // The network evaluation answers with a legal ply; an unknown evaluation is an
+    // error that names the known ones.
+    s.send("setoption name Eval value NET");
+    s.send("position startpos moves a7 d6 d7 f4");
+    s.send("go depth 4");
+    let lines = s.until("bestmove");
+    let best = lines.last().unwrap().strip_prefix("bestmove ").unwrap();
+    let game = Game::parse(r, "startpos moves a7 d6 d7 f4").unwrap();
+    assert!(parse_ply(r, game.position(), best).is_ok(), "{best}");
+    s.send("setoption name Eval value nonsense");
+    s.send("setoption name Threads value 0");
+    s.send("isready");
+    let lines = s.until("readyok");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("Eval value nonsense") && l.contains("shipped, tuned or net")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("'0' is not a number from 1 to 64")),
+        "{lines:?}"
+    );
+    // Two threads (lazy SMP): a legal answer.
+    s.send("setoption name Threads value 2");
+    s.send("go depth 6");
+    let lines = s.until("bestmove");
+    let best = lines.last().unwrap().strip_prefix("bestmove ").unwrap();
+    assert!(parse_ply(r, game.position(), best).is_ok(), "{best}");
+    s.send("setoption name Threads value 1");
+
     // Errors are reported, not fatal.
     s.send("bogus");
     s.send("position fen nonsense");

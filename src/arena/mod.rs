@@ -196,6 +196,7 @@ mod tests {
                 threat_extension: crate::engine::THREAT_EXTENSION,
                 quiet_damping: crate::engine::QUIET_DAMPING,
                 reductions: crate::engine::REDUCTIONS,
+                threads: 1,
             }
         );
         assert_eq!(
@@ -212,6 +213,7 @@ mod tests {
                 threat_extension: crate::engine::THREAT_EXTENSION,
                 quiet_damping: crate::engine::QUIET_DAMPING,
                 reductions: crate::engine::REDUCTIONS,
+                threads: 1,
             }
         );
         match "engine:depth=2,qs=4".parse::<PlayerSpec>().unwrap() {
@@ -229,6 +231,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!("engine:nodes=0".parse::<PlayerSpec>().is_err());
+        match "engine:movetime=100,threads=2"
+            .parse::<PlayerSpec>()
+            .unwrap()
+        {
+            PlayerSpec::Engine { threads, .. } => assert_eq!(threads, 2),
+            other => panic!("{other:?}"),
+        }
+        assert!("engine:depth=2,threads=0".parse::<PlayerSpec>().is_err());
         match "engine:depth=2,ext=yes".parse::<PlayerSpec>().unwrap() {
             PlayerSpec::Engine {
                 threat_extension, ..
@@ -240,8 +250,12 @@ mod tests {
                 .parse::<PlayerSpec>()
                 .unwrap_err()
                 .to_string()
-                .contains("eval=shipped or eval=tuned")
+                .contains("the evaluations are shipped, tuned or net")
         );
+        match "engine:depth=2,eval=net".parse::<PlayerSpec>().unwrap() {
+            PlayerSpec::Engine { eval, .. } => assert_eq!(eval, "net"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             "uci:movetime=50:/bin/x uci".parse::<PlayerSpec>().unwrap(),
             PlayerSpec::Uci {

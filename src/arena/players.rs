@@ -1,7 +1,7 @@
 //! The players: random, perfect, the crate's engine, and an external engine.
 
 use super::*;
-use crate::engine::eval::weights_named;
+use crate::engine::eval;
 use crate::engine::{Endgame, Engine, EngineConfig, Limits};
 use crate::game::Game;
 use crate::opening::{Opening, OpeningError, OpeningOptions};
@@ -215,6 +215,7 @@ pub(super) fn make_player(
             threat_extension,
             quiet_damping,
             reductions,
+            threads,
         } => {
             let endgame = config
                 .db
@@ -227,11 +228,12 @@ pub(super) fn make_player(
                     hash_mb: *hash_mb,
                     endgame,
                     shuffle: shuffle.then_some(seed),
-                    weights: weights_named(eval).expect("a known weight set"),
+                    eval: eval::named(eval).expect("a known evaluation").1,
                     quiescence: *quiescence,
                     threat_extension: *threat_extension,
                     quiet_damping: *quiet_damping,
                     reductions: *reductions,
+                    threads: *threads,
                     ..EngineConfig::default()
                 },
             );

@@ -1,8 +1,8 @@
 //! Players and openings as written on the command line.
 
 use super::*;
-use crate::engine::MAX_QUIESCENCE;
-use crate::engine::eval::NAMED;
+use crate::engine::eval;
+use crate::engine::{MAX_QUIESCENCE, MAX_THREADS};
 use crate::protocol::client::GoLimits;
 use std::str::FromStr;
 
@@ -92,10 +92,11 @@ pub enum PlayerSpec {
     /// `engine:depth=D`, `engine:movetime=MS` or `engine:nodes=N`, optionally `,hash=MB`, `,db=no`
     /// (do not give it the databases), `,shuffle=no` (no random choice among equal
     /// root plies), `,eval=shipped` (the hand-set evaluation weights; `tuned`, the
-    /// fitted ones, by default), `,qs=N` (N plies of quiescence search on captures), `,ext=yes|no`
+    /// fitted ones; `net`, the network; see [`crate::engine::eval::DEFAULT_EVAL`]), `,qs=N` (N plies of quiescence search on captures), `,ext=yes|no`
     /// (double mill threats made in placement searched one ply deeper), `,damp=yes|no`
     /// (evaluations shrink towards a draw near the 100-ply no-capture rule),
-    /// `,lmr=yes|no` (late quiet plies searched less deep first); the engine's
+    /// `,lmr=yes|no` (late quiet plies searched less deep first), `,threads=N`
+    /// (lazy SMP); the engine's
     /// defaults otherwise.
     Engine {
         /// Search limit.
@@ -106,7 +107,7 @@ pub enum PlayerSpec {
         use_db: bool,
         /// Whether equally ordered root plies are shuffled (seeded per game).
         shuffle: bool,
-        /// The evaluation's weight set, by name (see [`crate::engine::eval::NAMED`]).
+        /// The evaluation, by name (see [`crate::engine::eval::NAMED`]).
         eval: &'static str,
         /// Plies of the quiescence search.
         quiescence: u32,
@@ -116,6 +117,8 @@ pub enum PlayerSpec {
         quiet_damping: bool,
         /// Whether late quiet plies are searched less deep first.
         reductions: bool,
+        /// Threads of each search (lazy SMP).
+        threads: usize,
     },
     /// `uci:COMMAND` or `uci:PARAMS:COMMAND`: an external engine; the command is
     /// split at whitespace (no shell). PARAMS, comma-separated: `depth=D`,
@@ -238,6 +241,7 @@ impl FromStr for PlayerSpec {
                 let mut threat_extension = crate::engine::THREAT_EXTENSION;
                 let mut quiet_damping = crate::engine::QUIET_DAMPING;
                 let mut reductions = crate::engine::REDUCTIONS;
+                let mut threads = 1;
                 for (k, v) in params(rest) {
                     match k {
                         "depth" => {
@@ -255,6 +259,12 @@ impl FromStr for PlayerSpec {
                         "ext" => threat_extension = yes_no(v).map_err(err)?,
                         "damp" => quiet_damping = yes_no(v).map_err(err)?,
                         "lmr" => reductions = yes_no(v).map_err(err)?,
+                        "threads" => {
+                            threads = number::<usize>(k, v).map_err(err)?;
+                            if !(1..=MAX_THREADS).contains(&threads) {
+                                return Err(err(format!("threads={v}: 1 to {MAX_THREADS}")));
+                            }
+                        }
                         "qs" => {
                             quiescence = number::<u32>(k, v).map_err(err)?;
                             if quiescence > MAX_QUIESCENCE {
@@ -262,11 +272,9 @@ impl FromStr for PlayerSpec {
                             }
                         }
                         "eval" => {
-                            eval = NAMED
-                                .iter()
-                                .find(|(n, _)| *n == v)
-                                .map(|(n, _)| *n)
-                                .ok_or_else(|| err(format!("eval={v}: write eval=shipped or eval=tuned")))?
+                            eval = eval::named(v).map(|(n, _)| n).ok_or_else(|| {
+                                err(format!("eval={v}: the evaluations are {}", eval::names()))
+                            })?
                         }
                         _ => return Err(err(format!("unknown engine parameter '{k}'"))),
                     }
@@ -288,6 +296,7 @@ impl FromStr for PlayerSpec {
                     threat_extension,
                     quiet_damping,
                     reductions,
+                    threads,
                 })
             }
             "uci" => uci_spec(rest).map_err(err),

@@ -6,6 +6,7 @@
 //! mills the side can close on its next turn. The side to move gets a tempo bonus
 //! if it can close a mill right now, which stands in for a quiescence search.
 
+use super::net::Net;
 use crate::position::{Color, Position, points};
 use crate::rules::Rules;
 
@@ -78,18 +79,64 @@ pub const WEIGHTS: [Weights; 3] = [
     },
 ];
 
-/// The name of the weight set engines use unless told otherwise: `tuned`, which
+/// The name of the evaluation engines use unless told otherwise: `tuned`, which
 /// beat `shipped` in matches at depths 4 and 6 (README, "Engine and arena").
 pub const DEFAULT_EVAL: &str = "tuned";
 
-/// The weight sets by name: `shipped` ([`WEIGHTS`], set by hand) and `tuned`
-/// ([`super::tuned::TUNED`], fitted to exact values by `tools/tune-eval.sh`).
-pub const NAMED: [(&str, &[Weights; 3]); 2] =
-    [("shipped", &WEIGHTS), ("tuned", &super::tuned::TUNED)];
+/// An evaluation the engine can use: linear in [`terms`] with a weight set, or the
+/// network of [`super::net`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Eval {
+    /// [`evaluate_with`] these weights.
+    Linear(&'static [Weights; 3]),
+    /// The network ([`super::net::Net::evaluate`]).
+    Net(&'static Net),
+}
 
-/// The weight set called `name` (see [`NAMED`]).
-pub fn weights_named(name: &str) -> Option<&'static [Weights; 3]> {
-    NAMED.iter().find(|(n, _)| *n == name).map(|&(_, w)| w)
+/// The evaluations by name: `shipped` ([`WEIGHTS`], set by hand), `tuned`
+/// ([`super::tuned::TUNED`], fitted to exact values by `tools/tune-eval.sh`) and
+/// `net` ([`super::net_weights::NET`], trained on exact values by
+/// `tools/train-net.sh`).
+pub const NAMED: [(&str, Eval); 3] = [
+    ("shipped", Eval::Linear(&WEIGHTS)),
+    ("tuned", Eval::Linear(&super::tuned::TUNED)),
+    ("net", Eval::Net(&super::net_weights::NET)),
+];
+
+/// The evaluation called `name` (see [`NAMED`]), ignoring case.
+pub fn named(name: &str) -> Option<(&'static str, Eval)> {
+    NAMED
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .copied()
+}
+
+/// The names of [`NAMED`], for messages: "shipped, tuned or net".
+pub fn names() -> String {
+    let names: Vec<&str> = NAMED.iter().map(|&(n, _)| n).collect();
+    let (last, rest) = names.split_last().expect("evaluations");
+    format!("{} or {last}", rest.join(", "))
+}
+
+impl Eval {
+    /// This evaluation where it applies to `rules`: the network knows only the
+    /// standard board ([`super::net::applies`]); elsewhere it is replaced by the
+    /// `tuned` weights.
+    pub fn for_rules(self, rules: &Rules) -> Eval {
+        match self {
+            Eval::Net(_) if !super::net::applies(rules) => Eval::Linear(&super::tuned::TUNED),
+            other => other,
+        }
+    }
+
+    /// The static evaluation of `pos` for the side to move, in centi-stones. The
+    /// caller handles positions where the game is over.
+    pub fn evaluate(&self, rules: &Rules, pos: &Position) -> i32 {
+        match self {
+            Eval::Linear(w) => evaluate_with(rules, pos, w),
+            Eval::Net(net) => net.evaluate(rules, pos),
+        }
+    }
 }
 
 /// The phase of `side` in `pos`.

@@ -24,6 +24,8 @@
 
 pub mod endgame;
 pub mod eval;
+pub mod net;
+mod net_weights;
 mod ordering;
 pub mod score;
 mod search;
@@ -64,9 +66,9 @@ pub struct EngineConfig {
     /// With a seed, plies that order equally at the root are shuffled, so that equal
     /// plies are chosen at random (repeatably for a given seed).
     pub shuffle: Option<u64>,
-    /// The evaluation's weights by phase ([`tuned::TUNED`] by default, the set
-    /// named [`eval::DEFAULT_EVAL`]; see [`eval::NAMED`]).
-    pub weights: &'static [eval::Weights; 3],
+    /// The static evaluation (the one named [`eval::DEFAULT_EVAL`] by default;
+    /// see [`eval::NAMED`]).
+    pub eval: eval::Eval,
     /// Plies of captures searched beyond the nominal depth (the quiescence search;
     /// 0: none, the static evaluation at depth 0).
     pub quiescence: u32,
@@ -80,6 +82,9 @@ pub struct EngineConfig {
     /// Whether late quiet plies are searched less deep first, and again in full
     /// only if they look better than the best so far (late move reductions).
     pub reductions: bool,
+    /// Threads of a search (lazy SMP: helper threads search the same root and
+    /// share the transposition table; the main thread's result is played).
+    pub threads: usize,
 }
 
 /// The default [`EngineConfig::quiescence`].
@@ -95,6 +100,9 @@ pub const QUIET_DAMPING: bool = false;
 /// The default [`EngineConfig::reductions`].
 pub const REDUCTIONS: bool = true;
 
+/// The most threads a search takes.
+pub const MAX_THREADS: usize = 64;
+
 /// The most plies of quiescence search the arena and `uci` accept.
 pub const MAX_QUIESCENCE: u32 = 16;
 
@@ -105,11 +113,14 @@ impl Default for EngineConfig {
             endgame: None,
             algorithm: Algorithm::Pvs,
             shuffle: None,
-            weights: &tuned::TUNED,
+            eval: eval::named(eval::DEFAULT_EVAL)
+                .expect("the default evaluation")
+                .1,
             quiescence: QUIESCENCE,
             threat_extension: THREAT_EXTENSION,
             quiet_damping: QUIET_DAMPING,
             reductions: REDUCTIONS,
+            threads: 1,
         }
     }
 }
@@ -174,6 +185,8 @@ pub struct Engine {
     config: EngineConfig,
     table: tt::Table,
     ordering: ordering::Ordering,
+    /// The move ordering of each helper thread, kept between searches.
+    helpers: Vec<ordering::Ordering>,
 }
 
 impl Engine {
@@ -184,6 +197,7 @@ impl Engine {
             table: tt::Table::new(config.hash_mb),
             config,
             ordering: ordering::Ordering::default(),
+            helpers: Vec::new(),
         }
     }
 
@@ -218,9 +232,9 @@ impl Engine {
         self.config.algorithm = algorithm;
     }
 
-    /// Sets the evaluation's weights (see [`eval::NAMED`]).
-    pub fn set_weights(&mut self, weights: &'static [eval::Weights; 3]) {
-        self.config.weights = weights;
+    /// Sets the static evaluation (see [`eval::NAMED`]).
+    pub fn set_eval(&mut self, eval: eval::Eval) {
+        self.config.eval = eval;
     }
 
     /// Sets the plies of the quiescence search (0: none).
@@ -238,6 +252,11 @@ impl Engine {
         self.config.reductions = on;
     }
 
+    /// Sets the threads of a search (1 to [`MAX_THREADS`]).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.config.threads = threads.clamp(1, MAX_THREADS);
+    }
+
     /// Sets the root shuffling seed (`None`: no shuffling).
     pub fn set_shuffle(&mut self, seed: Option<u64>) {
         self.config.shuffle = seed;
@@ -247,6 +266,7 @@ impl Engine {
     pub fn clear(&mut self) {
         self.table.clear();
         self.ordering.clear();
+        self.helpers.iter_mut().for_each(ordering::Ordering::clear);
     }
 
     /// Searches the current position of `game`, with its earlier positions for
@@ -312,22 +332,61 @@ impl Engine {
         }
         self.table.new_search();
         self.ordering.new_search();
-        let mut search = search::Search::new(
-            self.rules,
-            &mut self.table,
-            &mut self.ordering,
-            endgame.as_deref(),
-            stop,
-            limits,
-            history,
-            root,
-            self.config.shuffle,
-            self.config.weights,
-            self.config.quiescence,
-            self.config.threat_extension,
-            Some(quiet).filter(|_| self.config.quiet_damping),
-            self.config.reductions,
-        );
-        search.iterate(root, self.config.algorithm, on_info)
+        let helpers = self.config.threads.clamp(1, MAX_THREADS) - 1;
+        self.helpers
+            .resize_with(helpers, ordering::Ordering::default);
+        let eval = self.config.eval.for_rules(self.rules);
+        let quiet = Some(quiet).filter(|_| self.config.quiet_damping);
+        let config = &self.config;
+        let rules = self.rules;
+        let table = &self.table;
+        let endgame = endgame.as_deref();
+        let new_search = |ordering, stop, limits: &Limits| {
+            search::Search::new(
+                rules,
+                table,
+                ordering,
+                endgame,
+                stop,
+                limits,
+                history,
+                root,
+                config.shuffle,
+                eval,
+                config.quiescence,
+                config.threat_extension,
+                quiet,
+                config.reductions,
+            )
+        };
+        // Helpers search until the main thread is done, at most as deep.
+        let helpers_stop = AtomicBool::new(false);
+        let helper_limits = Limits {
+            depth: limits.depth,
+            ..Limits::default()
+        };
+        std::thread::scope(|scope| {
+            let running: Vec<_> = self
+                .helpers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, ordering)| {
+                    ordering.new_search();
+                    let mut search = new_search(ordering, &helpers_stop, &helper_limits);
+                    search.set_skew(1 - i as u32 % 2);
+                    scope.spawn(move || {
+                        search.iterate(root, config.algorithm, &mut |_| {});
+                        search.nodes()
+                    })
+                })
+                .collect();
+            let mut main = new_search(&mut self.ordering, stop, limits);
+            let mut result = main.iterate(root, config.algorithm, on_info);
+            helpers_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for helper in running {
+                result.nodes += helper.join().expect("a helper thread of the search");
+            }
+            result
+        })
     }
 }

@@ -3,7 +3,7 @@
 //! draws along the path, exact values from an [`Endgame`], and limits.
 
 use super::endgame::{Endgame, best_exact, exact_line};
-use super::eval::{Weights, evaluate_with};
+use super::eval::Eval;
 use super::ordering::{MAX_PLY, Ordering, is_quiet, pick};
 use super::score::{
     DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
@@ -80,7 +80,7 @@ pub fn play_exact(rules: &Rules, endgame: &dyn Endgame, root: &Position) -> Opti
 pub struct Search<'a> {
     rules: &'static Rules,
     zobrist: &'static Zobrist,
-    table: &'a mut Table,
+    table: &'a Table,
     ordering: &'a mut Ordering,
     endgame: Option<&'a dyn Endgame>,
     stop: &'a AtomicBool,
@@ -99,7 +99,7 @@ pub struct Search<'a> {
     /// The best root ply of the current iteration, once its search completed.
     root_best: Option<(Ply, i32)>,
     shuffle: Option<u64>,
-    weights: &'static [Weights; 3],
+    eval: Eval,
     /// Plies of the quiescence search.
     quiescence: u32,
     /// Whether new mill threats in placement are searched one ply deeper.
@@ -113,6 +113,10 @@ pub struct Search<'a> {
     damping: bool,
     /// Whether late quiet plies are searched less deep first ([`reduction`]).
     reductions: bool,
+    /// Plies by which the iterations start deeper: 0 for the main thread, 1 for
+    /// every other helper of a lazy SMP search, so that the threads do not all
+    /// search the same depth at the same time.
+    skew: u32,
 }
 
 impl<'a> Search<'a> {
@@ -120,7 +124,7 @@ impl<'a> Search<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         rules: &'static Rules,
-        table: &'a mut Table,
+        table: &'a Table,
         ordering: &'a mut Ordering,
         endgame: Option<&'a dyn Endgame>,
         stop: &'a AtomicBool,
@@ -128,7 +132,7 @@ impl<'a> Search<'a> {
         history: &[Position],
         root: &Position,
         shuffle: Option<u64>,
-        weights: &'static [Weights; 3],
+        eval: Eval,
         quiescence: u32,
         threat_extension: bool,
         quiet: Option<u32>,
@@ -159,7 +163,7 @@ impl<'a> Search<'a> {
             pv: vec![Vec::new(); MAX_PLY + 2],
             root_best: None,
             shuffle,
-            weights,
+            eval,
             quiescence,
             threat_extension,
             iteration: 0,
@@ -170,7 +174,18 @@ impl<'a> Search<'a> {
             },
             damping: quiet.is_some(),
             reductions,
+            skew: 0,
         }
+    }
+
+    /// Makes the iterations start `skew` plies deeper (a helper thread's search).
+    pub fn set_skew(&mut self, skew: u32) {
+        self.skew = skew;
+    }
+
+    /// Nodes searched so far.
+    pub fn nodes(&self) -> u64 {
+        self.nodes
     }
 
     /// Iterative deepening until a limit is reached; reports each iteration.
@@ -198,7 +213,7 @@ impl<'a> Search<'a> {
         if root_plies.is_empty() {
             return result;
         }
-        for depth in 1..=max_depth {
+        for depth in (1 + self.skew).min(max_depth)..=max_depth {
             self.root_best = None;
             self.iteration = depth;
             let score = match algorithm {
@@ -389,12 +404,9 @@ impl<'a> Search<'a> {
         if is_blocked(self.rules, pos) {
             lost_at(ply)
         } else if self.damping {
-            damped(
-                evaluate_with(self.rules, pos, self.weights),
-                self.quiet[ply],
-            )
+            damped(self.eval.evaluate(self.rules, pos), self.quiet[ply])
         } else {
-            evaluate_with(self.rules, pos, self.weights)
+            self.eval.evaluate(self.rules, pos)
         }
     }
 

@@ -8,7 +8,7 @@
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
 //! `info string error: ...` line and is otherwise ignored.
 
-use crate::engine::eval::{NAMED, weights_named};
+use crate::engine::eval;
 use crate::engine::score::mate_plies;
 use crate::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
 use crate::fen;
@@ -53,7 +53,7 @@ pub struct Options {
     pub mtdf: bool,
     /// `SanmillBestmove`: close a search with Sanmill's single line only.
     pub sanmill_bestmove: bool,
-    /// `Eval`: the evaluation's weight set (`tuned`, the default, or `shipped`).
+    /// `Eval`: the evaluation (`tuned`, the default, `shipped` or `net`).
     pub eval: &'static str,
     /// `Quiescence`: plies of the quiescence search on captures (0: none).
     pub quiescence: u32,
@@ -61,6 +61,8 @@ pub struct Options {
     pub threat_extension: bool,
     /// `Reductions`: late quiet plies searched less deep first.
     pub reductions: bool,
+    /// `Threads`: threads of a search (lazy SMP).
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -77,6 +79,7 @@ impl Default for Options {
             quiescence: crate::engine::QUIESCENCE,
             threat_extension: crate::engine::THREAT_EXTENSION,
             reductions: crate::engine::REDUCTIONS,
+            threads: 1,
         }
     }
 }
@@ -93,7 +96,7 @@ const OPTION_LINES: &[&str] = &[
     "option name Shuffling type check default false",
     "option name UseMTDf type check default false",
     "option name SanmillBestmove type check default false",
-    "option name Eval type combo default tuned var shipped var tuned",
+    "option name Eval type combo default tuned var shipped var tuned var net",
 ];
 
 type Out<W> = Arc<Mutex<W>>;
@@ -224,6 +227,10 @@ impl<W: Write + Send + 'static> Uci<W> {
             "option name Reductions type check default {}",
             crate::engine::REDUCTIONS
         ));
+        self.say(&format!(
+            "option name Threads type spin default 1 min 1 max {}",
+            crate::engine::MAX_THREADS
+        ));
         self.say("uciok");
     }
 
@@ -261,11 +268,14 @@ impl<W: Write + Send + 'static> Uci<W> {
                 Algorithm::Pvs
             },
             shuffle: None,
-            weights: weights_named(self.options.eval).expect("a known weight set"),
+            eval: eval::named(self.options.eval)
+                .expect("a known evaluation")
+                .1,
             quiescence: self.options.quiescence,
             threat_extension: self.options.threat_extension,
             quiet_damping: crate::engine::QUIET_DAMPING,
             reductions: self.options.reductions,
+            threads: self.options.threads,
         }
     }
 
@@ -312,13 +322,16 @@ impl<W: Write + Send + 'static> Uci<W> {
             "movetime" => parse_in(&value, 0, MAX_MOVE_TIME_MS / 1000)
                 .map(|s| self.options.move_time_ms = s * 1000),
             "sanmillbestmove" => parse_bool(&value).map(|b| self.options.sanmill_bestmove = b),
-            "eval" => match NAMED.iter().find(|(n, _)| n.eq_ignore_ascii_case(&value)) {
-                Some(&(name, weights)) => {
+            "eval" => match eval::named(&value) {
+                Some((name, e)) => {
                     self.options.eval = name;
-                    self.engine().set_weights(weights);
+                    self.engine().set_eval(e);
                     Ok(())
                 }
-                None => Err(format!("option Eval value {value}: write shipped or tuned")),
+                None => Err(format!(
+                    "option Eval value {value}: the evaluations are {}",
+                    eval::names()
+                )),
             },
             "quiescence" => parse_in(&value, 0, crate::engine::MAX_QUIESCENCE).map(|q| {
                 self.options.quiescence = q;
@@ -332,7 +345,10 @@ impl<W: Write + Send + 'static> Uci<W> {
                 self.options.reductions = b;
                 self.engine().set_reductions(b);
             }),
-            "threads" => Ok(()),
+            "threads" => parse_in(&value, 1, crate::engine::MAX_THREADS).map(|t| {
+                self.options.threads = t;
+                self.engine().set_threads(t);
+            }),
             key => match rule_option(self.rules, key) {
                 Some(RuleOption::Any) => Ok(()),
                 Some(RuleOption::Must(want)) if value.eq_ignore_ascii_case(&want) => Ok(()),
