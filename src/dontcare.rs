@@ -22,9 +22,10 @@ use crate::sector::Sector;
 use crate::value::{Value, Wdl};
 use rayon::prelude::*;
 
-/// What a slot allows, found by [`fill_wdl`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Freedom {
+/// What a slot allows, found by [`wdl_freedom`] (and for whole values by
+/// [`fill_values`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freedom {
     /// Only its true result.
     Fixed,
     /// Any result no better than its true one (a capture reaches it).
@@ -61,6 +62,41 @@ fn trit_of(w: Wdl) -> u16 {
     }
 }
 
+/// What slot `slot` of sector `s`, whose true result is `truth`, may store in a
+/// WDL section with don't-cares (the rule [`fill_wdl`] fills by): anything if it
+/// is not its class's canonical slot, any result no better than `truth` if a
+/// capturing ply reaches `truth`, else only `truth`. `tb` gives the true results of
+/// the sectors the captures lead into.
+pub fn wdl_freedom(
+    tb: &Tablebase,
+    s: Sector,
+    slot: u64,
+    truth: Wdl,
+) -> Result<Freedom, ProbeError> {
+    let idx = tb.index();
+    let rules = tb.rules();
+    let (k, l) = s.counts();
+    let (own, opp) = idx.position(k, l, slot);
+    if idx.index(own, opp) != slot {
+        return Ok(Freedom::Any);
+    }
+    // Nothing is worse than a loss: a lost slot has no choice.
+    if truth == Wdl::Loss {
+        return Ok(Freedom::Fixed);
+    }
+    let pos = s.position(own, opp);
+    let mut best = Wdl::Loss;
+    for ply in pos.legal_plies(rules) {
+        if ply.removes() {
+            best = best.max(tb.ply_wdl(&pos.after(rules, ply))?);
+            if best >= truth {
+                return Ok(Freedom::AtMost);
+            }
+        }
+    }
+    Ok(Freedom::Fixed)
+}
+
 /// Fills the don't-cares of sector `s`: `trits[i]` is the true result of slot `i`
 /// (0 draw, 1 win, 2 loss) and becomes the result to store. `tb` gives the true
 /// results of the sectors the captures lead into (a full database: a probe of a
@@ -68,34 +104,10 @@ fn trit_of(w: Wdl) -> u16 {
 /// previous slot's stored result if that is allowed, else its true result: runs
 /// grow, and the result never gets better than the truth.
 pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCounts, ProbeError> {
-    let idx = tb.index();
-    let rules = tb.rules();
-    let (k, l) = s.counts();
     let freedom: Vec<Freedom> = trits
         .par_iter()
         .enumerate()
-        .map(|(slot, &trit)| {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            if idx.index(own, opp) != slot as u64 {
-                return Ok(Freedom::Any);
-            }
-            let truth = wdl_of(trit);
-            // Nothing is worse than a loss: a lost slot has no choice.
-            if truth == Wdl::Loss {
-                return Ok(Freedom::Fixed);
-            }
-            let pos = s.position(own, opp);
-            let mut best = Wdl::Loss;
-            for ply in pos.legal_plies(rules) {
-                if ply.removes() {
-                    best = best.max(tb.ply_wdl(&pos.after(rules, ply))?);
-                    if best >= truth {
-                        return Ok(Freedom::AtMost);
-                    }
-                }
-            }
-            Ok(Freedom::Fixed)
-        })
+        .map(|(slot, &trit)| wdl_freedom(tb, s, slot as u64, wdl_of(trit)))
         .collect::<Result<_, ProbeError>>()?;
     let mut counts = FillCounts::default();
     let mut prev = Wdl::Loss;
