@@ -12,7 +12,8 @@ mod bars {
     use crate::build::subspaces;
     use crate::index::Index;
     use crate::sector::Sector;
-    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+    use std::fmt;
     use std::io::IsTerminal;
 
     /// The bar of one pair or sector.
@@ -50,9 +51,13 @@ mod bars {
             let overall = multi.add(ProgressBar::new(total));
             overall.set_style(
                 ProgressStyle::with_template(
-                    "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {eta_precise}",
+                    "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {average_eta}",
                 )
-                .expect("valid template"),
+                .expect("valid template")
+                .with_key("average_eta", |state: &ProgressState, w: &mut dyn fmt::Write| {
+                    let eta = average_eta(state.elapsed(), state.pos(), state.len());
+                    let _ = w.write_str(&eta);
+                }),
             );
             overall.set_prefix("all");
             Bars {
@@ -71,7 +76,7 @@ mod bars {
                 eprintln!(
                     "[{}] {line}; {percent:.1}% of the work, ETA {}",
                     clock(o.elapsed()),
-                    clock(o.eta())
+                    average_eta(o.elapsed(), o.position(), o.length())
                 );
             } else {
                 self.overall
@@ -142,6 +147,19 @@ mod bars {
     }
 
     /// `h:mm:ss`.
+    /// The time left if the rest of the work goes at this run's average rate so
+    /// far: `elapsed * left / done`, or "unknown" before any work is done. (The
+    /// overall bar moves in steps of whole pairs and sectors, which the recent-rate
+    /// estimate of a progress bar turns into wild swings; the average does not.)
+    fn average_eta(elapsed: std::time::Duration, done: u64, total: Option<u64>) -> String {
+        let left = total.unwrap_or(done).saturating_sub(done);
+        if done == 0 {
+            return "unknown".into();
+        }
+        let secs = elapsed.as_secs_f64() * left as f64 / done as f64;
+        clock(std::time::Duration::from_secs_f64(secs))
+    }
+
     fn clock(d: std::time::Duration) -> String {
         let s = d.as_secs();
         format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
@@ -159,6 +177,20 @@ mod bars {
     /// The work of a placement sector in moving-phase slot equivalents.
     fn sector_work(idx: &Index, s: Sector) -> u64 {
         idx.size(s.k as u32, s.l as u32) * PLACEMENT_WEIGHT
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::time::Duration;
+
+        #[test]
+        fn the_eta_is_the_average_rate_so_far() {
+            let min = |m: u64| Duration::from_secs(60 * m);
+            assert_eq!(average_eta(min(25), 25, Some(100)), "1:15:00");
+            assert_eq!(average_eta(min(25), 100, Some(100)), "0:00:00");
+            assert_eq!(average_eta(min(1), 0, Some(100)), "unknown");
+        }
     }
 }
 
