@@ -320,7 +320,11 @@ fn covered_nodes_take_exact_values() {
     let quiet = millbase::notation::parse_ply(r, &pos, "g1-g4").unwrap();
     let target = pos.after(r, quiet);
     let fake: Arc<dyn Endgame> = Arc::new(OnePosition(target, Value::Loss(6)));
-    let plain = search(&mut engine(Algorithm::Pvs), &pos, depth(2));
+    // (The premise is the tuned weights' view at depth 2.)
+    let tuned = millbase::engine::eval::named("tuned").unwrap().1;
+    let mut plain_engine = engine(Algorithm::Pvs);
+    plain_engine.set_eval(tuned);
+    let plain = search(&mut plain_engine, &pos, depth(2));
     assert!(
         plain.best.unwrap().removes(),
         "without the database the capture looks best"
@@ -333,6 +337,7 @@ fn covered_nodes_take_exact_values() {
                 endgame: Some(fake.clone()),
                 algorithm,
                 shuffle: None,
+                eval: tuned,
                 ..EngineConfig::default()
             },
         );

@@ -191,7 +191,7 @@ mod tests {
                 hash_mb: 16,
                 use_db: false,
                 shuffle: true,
-                eval: "tuned",
+                eval: crate::engine::eval::DEFAULT_EVAL,
                 quiescence: crate::engine::QUIESCENCE,
                 threat_extension: crate::engine::THREAT_EXTENSION,
                 quiet_damping: crate::engine::QUIET_DAMPING,

@@ -53,7 +53,7 @@ pub struct Options {
     pub mtdf: bool,
     /// `SanmillBestmove`: close a search with Sanmill's single line only.
     pub sanmill_bestmove: bool,
-    /// `Eval`: the evaluation (`tuned`, the default, `shipped` or `net`).
+    /// `Eval`: the evaluation (`net`, the default, `tuned` or `shipped`).
     pub eval: &'static str,
     /// `Quiescence`: plies of the quiescence search on captures (0: none).
     pub quiescence: u32,
@@ -96,7 +96,7 @@ const OPTION_LINES: &[&str] = &[
     "option name Shuffling type check default false",
     "option name UseMTDf type check default false",
     "option name SanmillBestmove type check default false",
-    "option name Eval type combo default tuned var shipped var tuned var net",
+    "option name Eval type combo default net var shipped var tuned var net",
 ];
 
 type Out<W> = Arc<Mutex<W>>;
