@@ -25,7 +25,7 @@
 pub mod endgame;
 pub mod eval;
 pub mod net;
-mod net_weights;
+pub mod net_weights;
 mod ordering;
 pub mod score;
 mod search;
