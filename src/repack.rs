@@ -20,7 +20,7 @@
 
 use crate::dontcare::{Fill, FillCounts, fill_values};
 use crate::format::{
-    Expect, FormatError, Header, SubspaceFile, VERSION, WIN_BY_LOOKAHEAD, WriteOptions,
+    Encoding, Expect, FormatError, Header, SubspaceFile, VERSION, WIN_BY_LOOKAHEAD, WriteOptions,
     replace_file, write_subspace_with,
 };
 use crate::index::Index;
@@ -145,6 +145,9 @@ pub struct RepackOptions {
     /// Store the lost slots' distances only ([`crate::format::FLAG_LOSS_DEPTHS`]):
     /// a probe finds a win's distance one ply ahead.
     pub loss_depths: bool,
+    /// Model-code the WDL section ([`crate::format::Encoding::Model`], format
+    /// version 3) instead of zstd over packed trits.
+    pub wdl_model: bool,
 }
 
 /// How many won slots of a file with loss-only depths [`check_repacked`] values
@@ -162,6 +165,7 @@ impl Default for RepackOptions {
             only: Vec::new(),
             depth_level: DEPTH_LEVEL,
             loss_depths: false,
+            wdl_model: false,
         }
     }
 }
@@ -226,6 +230,7 @@ pub fn repack(
             fill: opts.fill,
             depth_level: opts.depth_level,
             loss_depths: opts.loss_depths,
+            wdl_model: opts.wdl_model,
             in_place,
         };
         let (header, kept, filled) = job.run()?;
@@ -265,6 +270,7 @@ struct Job<'a> {
     fill: Option<Fill>,
     depth_level: i32,
     loss_depths: bool,
+    wdl_model: bool,
     in_place: bool,
 }
 
@@ -294,7 +300,8 @@ impl Job<'_> {
     fn is_done(&self, f: &SubspaceFile) -> bool {
         let h = f.header();
         let depths = h.decisive_depths() && h.loss_depths() == self.loss_depths;
-        depths && (f.value_dont_cares() || self.fill.is_none())
+        let coding = (h.wdl.encoding == Encoding::Model) == self.wdl_model;
+        depths && coding && (f.value_dont_cares() || self.fill.is_none())
     }
 
     /// The repacked file's header if the destination holds one made from this
@@ -354,6 +361,11 @@ impl Job<'_> {
             value_dont_cares: counts.is_some(),
             loss_depths: self.loss_depths,
             depth_level: self.depth_level,
+            wdl_encoding: if self.wdl_model {
+                Encoding::Model
+            } else {
+                Encoding::Trits5
+            },
             ..WriteOptions::default()
         };
         write_subspace_with(staging, &self.src.header().meta, &codes, &opts)?;

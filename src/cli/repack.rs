@@ -38,6 +38,12 @@ pub struct RepackArgs {
     /// much smaller).
     #[arg(long, default_value = "decisive", value_parser = ["decisive", "losses"])]
     depths: String,
+    /// How to code the WDL section: `zstd` (packed trits, zstd-compressed; what
+    /// `millbase build` writes) or `model` (an adaptive context model and an
+    /// arithmetic coder over blocks of whole classes, format version 3: smaller,
+    /// slower to decode cold; `docs/FORMAT.md`, "Model coding").
+    #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
+    wdl_coding: String,
     /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -93,6 +99,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
         only,
         depth_level: a.depth_level,
         loss_depths: a.depths == "losses",
+        wdl_model: a.wdl_coding == "model",
     };
     let start = std::time::Instant::now();
     let mut first = true;

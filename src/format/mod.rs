@@ -38,6 +38,7 @@
 
 mod checksum;
 mod error;
+mod model;
 mod pack;
 mod read;
 #[cfg(test)]
@@ -57,12 +58,17 @@ use crate::value::Counts;
 
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
-/// The newest format version this code reads, and the one it writes for a file that
-/// needs it: version 2 adds the header flags (decisive-only depths, don't-cares)
-/// and the WDL-only file (one section, no distances). A full file without flags is
-/// written as version 1 (only on request: [`WriteOptions::decisive_depths`] is on
-/// by default); readers accept both.
-pub const VERSION: u32 = 2;
+/// The newest format version this code reads, and the one it writes for a file whose
+/// WDL section is model-coded ([`Encoding::Model`]). Version 2 added the header
+/// flags (decisive-only depths, don't-cares) and the WDL-only file (one section, no
+/// distances); version 3 adds the model-coded WDL section. A file is written with
+/// the lowest version that describes it (a full file without flags as version 1,
+/// only on request: [`WriteOptions::decisive_depths`] is on by default); readers
+/// accept all three.
+pub const VERSION: u32 = 3;
+/// The version of a file with header flags or without a depth section, whose WDL
+/// section is zstd-compressed.
+pub const VERSION_FLAGS: u32 = 2;
 /// The version of a full file without flags: the first version, unchanged.
 pub const VERSION_FULL: u32 = 1;
 /// Bytes in the fixed header.
@@ -125,6 +131,10 @@ pub enum Encoding {
     HalfU8 = 3,
     /// Depth, two bytes (little-endian) per slot: `distance / 2`, 0 for a draw.
     HalfU16 = 4,
+    /// WDL, model-coded (format version 3): a block holds whole classes and is
+    /// arithmetic-coded with a context model; block 0 of the section is the model's
+    /// prior. Decoded, a block is laid out as [`Encoding::Trits5`].
+    Model = 5,
 }
 
 impl Encoding {
@@ -134,6 +144,7 @@ impl Encoding {
             2 => Encoding::Bits2,
             3 => Encoding::HalfU8,
             4 => Encoding::HalfU16,
+            5 => Encoding::Model,
             _ => return None,
         })
     }
@@ -141,7 +152,7 @@ impl Encoding {
     /// Raw (decompressed) bytes of a block of `n` slots.
     pub fn raw_len(self, n: u64) -> u64 {
         match self {
-            Encoding::Trits5 => n.div_ceil(5),
+            Encoding::Trits5 | Encoding::Model => n.div_ceil(5),
             Encoding::Bits2 => n.div_ceil(4),
             Encoding::HalfU8 => n,
             Encoding::HalfU16 => 2 * n,
@@ -150,7 +161,7 @@ impl Encoding {
 
     /// Whether this encoding belongs in a WDL section (else a depth section).
     pub fn is_wdl(self) -> bool {
-        matches!(self, Encoding::Trits5 | Encoding::Bits2)
+        matches!(self, Encoding::Trits5 | Encoding::Bits2 | Encoding::Model)
     }
 
     /// A short name for messages.
@@ -160,6 +171,7 @@ impl Encoding {
             Encoding::Bits2 => "bits2",
             Encoding::HalfU8 => "half-u8",
             Encoding::HalfU16 => "half-u16",
+            Encoding::Model => "model",
         }
     }
 }

@@ -36,7 +36,7 @@ static TRITS: [[u8; 5]; 243] = {
 pub(super) fn pack_wdl(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
     out.clear();
     match encoding {
-        Encoding::Trits5 => out.extend(
+        Encoding::Trits5 | Encoding::Model => out.extend(
             codes
                 .chunks(5)
                 .map(|c| c.iter().rev().fold(0u8, |acc, &code| acc * 3 + trit(code))),
@@ -136,7 +136,7 @@ pub(super) fn combine(trit: u8, half: u16) -> Option<u16> {
 #[inline]
 pub(super) fn trit_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u8> {
     match encoding {
-        Encoding::Trits5 => {
+        Encoding::Trits5 | Encoding::Model => {
             let byte = *data.get(i / 5)?;
             TRITS.get(byte as usize).map(|t| t[i % 5])
         }

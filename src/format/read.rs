@@ -9,7 +9,9 @@ use super::{
     KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta,
     VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
+use super::model::{Geometry, Model, decode_block, load_prior};
 use crate::cache::{BlockCache, Key};
+use crate::rules::Rules;
 use crate::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use memmap2::Mmap;
@@ -34,6 +36,52 @@ struct SectionReader {
     name: &'static str,
     /// The section's number in cache keys.
     number: u8,
+    /// The coder of a model-coded WDL section ([`Encoding::Model`]), whose block 0
+    /// is the prior and block `b + 1` holds the slots of block `b`.
+    model: Option<ModelCodec>,
+}
+
+/// What decodes the blocks of a model-coded WDL section.
+struct ModelCodec {
+    geometry: Geometry,
+    /// The stored prior, one probability per node.
+    prior: Vec<u16>,
+}
+
+impl ModelCodec {
+    /// The coder of `header`'s WDL section, checked against the rules the header
+    /// names (which this program must know) and the section's geometry.
+    fn new(path: &Path, header: &Header) -> Result<ModelCodec, FormatError> {
+        let meta = &header.meta;
+        let rules = Rules::by_name(&meta.variant)
+            .filter(|r| r.fingerprint() == meta.fingerprint)
+            .ok_or_else(|| FormatError::Mismatch {
+                path: path.to_path_buf(),
+                what: format!(
+                    "its WDL section is model-coded for rules '{}' (fingerprint {:016x}), which this program does not know; probe it with the millbase that wrote it, or repack the source without `--wdl-coding model`",
+                    meta.variant, meta.fingerprint
+                ),
+            })?;
+        let geometry = Geometry::new(rules, meta.k, meta.l, meta.hands);
+        if geometry.size() != header.size
+            || geometry.block_slots() != header.wdl.block_slots as u64
+        {
+            return Err(FormatError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "model-coded WDL section of {} slots in blocks of {}; the rules give {} in blocks of {}",
+                    header.size,
+                    header.wdl.block_slots,
+                    geometry.size(),
+                    geometry.block_slots()
+                ),
+            });
+        }
+        Ok(ModelCodec {
+            geometry,
+            prior: Vec::new(),
+        })
+    }
 }
 
 /// An open, memory-mapped database file of one subspace.
@@ -217,6 +265,13 @@ pub(super) fn parse_header(
             if depth.is_some() { "full" } else { "WDL-only" }
         )));
     }
+    let wdl = parse_section(path, &h[104..152], KIND_WDL)?;
+    if (wdl.encoding == Encoding::Model) != (version >= 3) {
+        return Err(corrupt(format!(
+            "a version {version} file with a {} WDL section",
+            wdl.encoding.name()
+        )));
+    }
     Ok(Header {
         version,
         flags,
@@ -236,7 +291,7 @@ pub(super) fn parse_header(
         },
         size: LE::read_u64(&h[64..]),
         max_distance: LE::read_u16(&h[100..]),
-        wdl: parse_section(path, &h[104..152], KIND_WDL)?,
+        wdl,
         depth,
         checksum: LE::read_u64(&h[HEADER_CHECKED..]),
     })
@@ -249,8 +304,8 @@ impl SectionReader {
         map: &[u8],
         info: Section,
         size: u64,
-        name: &'static str,
-        table_name: &'static str,
+        (name, table_name): (&'static str, &'static str),
+        mut model: Option<ModelCodec>,
     ) -> Result<SectionReader, FormatError> {
         let corrupt = |what: String| FormatError::Corrupt {
             path: path.to_path_buf(),
@@ -259,7 +314,8 @@ impl SectionReader {
         if info.block_slots == 0 {
             return Err(corrupt(format!("{name} section has blocks of 0 slots")));
         }
-        let blocks = size.div_ceil(info.block_slots as u64);
+        // A model-coded section's block 0 is its prior.
+        let blocks = size.div_ceil(info.block_slots as u64) + model.is_some() as u64;
         if blocks != info.blocks as u64 {
             return Err(corrupt(format!(
                 "{name} section has {} blocks, {blocks} expected",
@@ -312,12 +368,25 @@ impl SectionReader {
         if at != info.offset + info.length {
             return Err(corrupt(format!("{name} blocks do not fill the section")));
         }
-        Ok(SectionReader {
+        let mut reader = SectionReader {
             info,
             blocks: out,
             name,
             number: (info.kind == KIND_DEPTH) as u8,
-        })
+            model: None,
+        };
+        if let Some(m) = &mut model {
+            let stored = reader.compressed(path, map, 0)?;
+            m.prior = load_prior(stored)
+                .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?;
+        }
+        reader.model = model;
+        Ok(reader)
+    }
+
+    /// The table entry of the block that holds the slots of block `b`.
+    fn entry(&self, b: usize) -> usize {
+        b + self.model.is_some() as usize
     }
 
     /// Slots in block `b`.
@@ -326,7 +395,7 @@ impl SectionReader {
         (size - b as u64 * per).min(per)
     }
 
-    /// The compressed bytes of block `b`, checksum checked.
+    /// The compressed bytes of table entry `b`, checksum checked.
     fn compressed<'m>(
         &self,
         path: &Path,
@@ -348,6 +417,14 @@ impl SectionReader {
 
     /// Block `b` decompressed, checksum checked.
     fn decode(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
+        if let Some(m) = &self.model {
+            let src = self.compressed(path, map, self.entry(b))?;
+            let trits = decode_block(&m.geometry, b, src, &Model::from_prior(&m.prior));
+            return Ok(trits
+                .chunks(5)
+                .map(|c| c.iter().rev().fold(0u8, |acc, &t| acc * 3 + t))
+                .collect());
+        }
         let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
         self.decode_len(path, map, b, raw_len)
     }
@@ -360,7 +437,7 @@ impl SectionReader {
         b: usize,
         raw_len: usize,
     ) -> Result<Vec<u8>, FormatError> {
-        let src = self.compressed(path, map, b)?;
+        let src = self.compressed(path, map, self.entry(b))?;
         decompress(src, raw_len).map_err(|e| FormatError::Corrupt {
             path: path.to_path_buf(),
             what: format!("{} block {b} does not decompress: {e}", self.name),
@@ -496,10 +573,15 @@ impl SubspaceFile {
                 "max distance disagrees with the longest win and loss",
             ));
         }
-        let wdl = SectionReader::new(path, &map, header.wdl, header.size, "WDL", "WDL table")?;
+        let model = (header.wdl.encoding == Encoding::Model)
+            .then(|| ModelCodec::new(path, &header))
+            .transpose()?;
+        let names = ("WDL", "WDL table");
+        let wdl = SectionReader::new(path, &map, header.wdl, header.size, names, model)?;
+        let names = ("depth", "depth table");
         let depth = header
             .depth
-            .map(|d| SectionReader::new(path, &map, d, header.size, "depth", "depth table"))
+            .map(|d| SectionReader::new(path, &map, d, header.size, names, None))
             .transpose()?;
         if header.file_bytes() != file_len {
             return Err(corrupt("bytes after the last section"));

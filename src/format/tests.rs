@@ -4,7 +4,7 @@ use super::pack::*;
 use super::read::*;
 use super::write::*;
 use super::*;
-use crate::value::{Counts, Value};
+use crate::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::fs;
 use std::io::Write;
@@ -304,7 +304,7 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     let src = SubspaceFile::open(&full, &Expect::any()).unwrap();
     assert_eq!(
         (src.header().version, src.header().flags),
-        (VERSION, FLAG_DECISIVE_DEPTHS)
+        (VERSION_FLAGS, FLAG_DECISIVE_DEPTHS)
     );
     // The copy of a full file's WDL section is the file the writer makes itself.
     let copy = dir.join("copy.mdb");
@@ -322,7 +322,7 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     )
     .unwrap();
     assert_eq!(f.header(), &written);
-    assert_eq!(written.version, VERSION);
+    assert_eq!(written.version, VERSION_FLAGS);
     assert!(f.wdl_only() && written.depth.is_none());
     assert_eq!(written.meta, meta);
     assert_eq!(written.wdl, src.header().wdl);
@@ -344,7 +344,7 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     }
     // A WDL-only header that still names a depth section, or a version 1 file
     // with one section, is refused.
-    for (version, entry) in [(VERSION, 0xffu8), (VERSION_FULL, 0)] {
+    for (version, entry) in [(VERSION_FLAGS, 0xffu8), (VERSION_FULL, 0)] {
         let mut b = fs::read(&copy).unwrap();
         LE::write_u32(&mut b[8..], version);
         b[160] = entry;
@@ -386,7 +386,7 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     };
     let path = dir.join("dc.mdb");
     let h = write_subspace_with(&path, &meta, &filled, &opts).unwrap();
-    assert_eq!((h.version, h.flags), (VERSION, 7));
+    assert_eq!((h.version, h.flags), (VERSION_FLAGS, 7));
     assert!(h.value_dont_cares() && h.wdl_dont_cares() && h.depth.is_some());
     // The header keeps the true counts and longest values.
     assert_eq!(h.meta, meta);
@@ -477,7 +477,7 @@ fn depths_of_decisive_slots_only_in_version_2_every_slot_in_version_1() {
         let meta = meta_for(codes);
         let (decisive, every) = (dir.join(format!("d{n}.mdb")), dir.join(format!("e{n}.mdb")));
         let h = write_subspace_with(&decisive, &meta, codes, &small_opts()).unwrap();
-        assert_eq!((h.version, h.flags), (VERSION, FLAG_DECISIVE_DEPTHS));
+        assert_eq!((h.version, h.flags), (VERSION_FLAGS, FLAG_DECISIVE_DEPTHS));
         assert!(h.decisive_depths());
         let version_1 = WriteOptions {
             decisive_depths: false,
@@ -547,7 +547,7 @@ fn depths_of_lost_slots_only_with_flag_8() {
         let h = write_subspace_with(&losses, &meta, codes, &opts).unwrap();
         assert_eq!(
             (h.version, h.flags),
-            (VERSION, FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS)
+            (VERSION_FLAGS, FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS)
         );
         assert!(h.loss_depths() && h.depth_entries() == DepthEntries::Losses);
         let hd = write_subspace_with(&decisive, &meta, codes, &small_opts()).unwrap();
@@ -592,5 +592,126 @@ fn depths_of_lost_slots_only_with_flag_8() {
             assert_eq!(h, if trit(c) == 2 { (c - 1) / 2 } else { 0 }, "slot {i}");
         }
     }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Metadata of sector `k`-`l` with `hands` of `rules`, for `codes`.
+fn model_meta(rules: &crate::Rules, k: u32, l: u32, hands: [u8; 2], codes: &[u16]) -> SubspaceMeta {
+    SubspaceMeta {
+        k,
+        l,
+        hands,
+        fingerprint: rules.fingerprint(),
+        variant: rules.name.into(),
+        counts: Counts::of_codes(codes),
+    }
+}
+
+#[test]
+fn model_coded_files_read_back_every_slot() {
+    let dir = tmpdir("model");
+    let rules = crate::Rules::with_stones(5);
+    let idx = crate::index::Index::for_rules(rules);
+    for (k, l, hands, entries) in [
+        (3, 4, [0, 0], (true, false)),
+        (4, 4, [1, 1], (true, true)),
+        (2, 1, [3, 3], (false, false)),
+    ] {
+        let codes = realistic_codes(idx.size(k, l) as usize, 5 + k as u64);
+        let meta = model_meta(rules, k, l, hands, &codes);
+        let opts = WriteOptions {
+            wdl_encoding: Encoding::Model,
+            decisive_depths: entries.0,
+            loss_depths: entries.1,
+            ..small_opts()
+        };
+        let path = dir.join(format!("{k}-{l}.mdb"));
+        let h = write_subspace_with(&path, &meta, &codes, &opts).unwrap();
+        assert_eq!((h.version, h.wdl.encoding), (VERSION, Encoding::Model));
+        let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+        f.verify_checksums().unwrap();
+        let wdl = f.read_all_wdl().unwrap();
+        for (i, &c) in codes.iter().enumerate() {
+            assert_eq!(wdl[i] as u8, trit(c), "slot {i}");
+        }
+        let stored = f.read_all_partial().unwrap();
+        for (i, (&s, &c)) in stored.iter().zip(&codes).enumerate() {
+            let expected = if entries.1 && trit(c) == 1 { WIN_BY_LOOKAHEAD } else { c };
+            assert_eq!(s, expected, "slot {i}");
+        }
+        // Random probes through the cache agree with the bulk read.
+        let mut r = Mix(k as u64);
+        for _ in 0..2000 {
+            let i = r.below(codes.len() as u64);
+            let w = f.wdl(i).unwrap();
+            assert_eq!(w, [Wdl::Draw, Wdl::Win, Wdl::Loss][trit(codes[i as usize]) as usize]);
+            if !(entries.1 && trit(codes[i as usize]) == 1) {
+                assert_eq!(f.code(i).unwrap(), codes[i as usize]);
+            }
+        }
+        // A WDL-only copy keeps the model-coded section and its version.
+        let copy = dir.join(format!("{k}-{l}.wdl.mdb"));
+        let hc = write_wdl_only_copy(&f, &copy).unwrap();
+        assert_eq!(hc.version, VERSION);
+        let c = SubspaceFile::open(&copy, &Expect::any()).unwrap();
+        assert_eq!(c.read_all_wdl().unwrap(), wdl);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn model_coded_files_refuse_damage_and_unknown_rules() {
+    let dir = tmpdir("model-bad");
+    let rules = crate::Rules::with_stones(4);
+    let idx = crate::index::Index::for_rules(rules);
+    let codes = realistic_codes(idx.size(3, 3) as usize, 9);
+    let opts = WriteOptions {
+        wdl_encoding: Encoding::Model,
+        ..small_opts()
+    };
+    let path = dir.join("3-3.mdb");
+    // Codes that do not fit the sector are refused before anything is written.
+    let short = &codes[..codes.len() - 1];
+    let err = write_subspace_with(&path, &model_meta(rules, 3, 3, [0, 0], short), short, &opts)
+        .unwrap_err();
+    assert!(err.to_string().contains("slots"), "{err}");
+    let h = write_subspace_with(&path, &model_meta(rules, 3, 3, [0, 0], &codes), &codes, &opts)
+        .unwrap();
+    let good = fs::read(&path).unwrap();
+    // A flipped byte in a data block is a checksum error when the block is read.
+    let mut b = good.clone();
+    let last = (h.wdl.offset + h.wdl.length) as usize - 3;
+    b[last] ^= 0x40;
+    fs::write(&path, &b).unwrap();
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    let Err(err) = f.read_all_wdl() else {
+        panic!("a damaged block was read")
+    };
+    assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
+    // A damaged prior is refused when the file is opened.
+    let mut b = good.clone();
+    let prior_at = (h.wdl.offset + h.wdl.blocks as u64 * BLOCK_ENTRY_LEN as u64) as usize;
+    b[prior_at + 2] ^= 1;
+    fs::write(&path, &b).unwrap();
+    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
+    // Rules this program does not know (another name, same data) are refused with
+    // what to do.
+    let mut b = good.clone();
+    b[16..32].fill(0);
+    b[16..25].copy_from_slice(b"elsewhere");
+    let sum = xxh64(&b[..HEADER_CHECKED]);
+    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+    fs::write(&path, &b).unwrap();
+    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    assert!(err.to_string().contains("does not know"), "{err}");
+    // A version 2 header with a model-coded section is refused.
+    let mut b = good;
+    LE::write_u32(&mut b[8..], VERSION_FLAGS);
+    let sum = xxh64(&b[..HEADER_CHECKED]);
+    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+    fs::write(&path, &b).unwrap();
+    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    assert!(err.to_string().contains("version 2 file with a model"), "{err}");
     fs::remove_dir_all(&dir).unwrap();
 }

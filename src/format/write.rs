@@ -1,13 +1,15 @@
 //! Writing the file of a subspace: the codes packed and compressed block by block,
 //! the header, and an atomic replacement of the file.
 
+use super::model::{Geometry, Model, count_prior, encode_block, store_prior};
 use super::pack::{DepthEntries, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
     FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
-    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL, xxh64,
+    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL, xxh64,
 };
+use crate::rules::Rules;
 use byteorder::{ByteOrder, LittleEndian as LE};
 use rayon::prelude::*;
 use std::fs::{self, File};
@@ -26,7 +28,10 @@ pub struct WriteOptions {
     pub wdl_level: i32,
     /// zstd level of the depth section.
     pub depth_level: i32,
-    /// Packing of the WDL section ([`Encoding::Trits5`] or [`Encoding::Bits2`]).
+    /// Packing of the WDL section: [`Encoding::Trits5`] or [`Encoding::Bits2`]
+    /// (zstd-compressed, in blocks of `wdl_block` slots), or [`Encoding::Model`]
+    /// (model-coded in blocks of whole classes, format version 3; the metadata
+    /// must name rules this program knows).
     pub wdl_encoding: Encoding,
     /// Write the WDL section only (a format version 2 file without distances, for
     /// `millbase pack --wdl-only`); otherwise both sections (version 1).
@@ -173,10 +178,15 @@ fn encode_subspace(
     let max_distance = meta.counts.longest_win.max(meta.counts.longest_loss);
     let depth_encoding = depth_encoding_for(max_distance);
 
-    let wdl_blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
-        pack_wdl(c, opts.wdl_encoding, out)
-    })
-    .map_err(|e| FormatError::io(path, e))?;
+    let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
+        model_blocks(path, meta, codes)?
+    } else {
+        let blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
+            pack_wdl(c, opts.wdl_encoding, out)
+        })
+        .map_err(|e| FormatError::io(path, e))?;
+        (blocks, opts.wdl_block)
+    };
     let entries = match (opts.decisive_depths, opts.loss_depths) {
         (_, true) => DepthEntries::Losses,
         (true, false) => DepthEntries::Decisive,
@@ -197,7 +207,7 @@ fn encode_subspace(
         &mut file,
         KIND_WDL,
         opts.wdl_encoding,
-        opts.wdl_block,
+        wdl_block,
         &wdl_blocks,
     );
     let depth = depth_blocks.map(|blocks| {
@@ -214,10 +224,12 @@ fn encode_subspace(
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
     let decisive = depth.is_some() && entries != DepthEntries::Every;
-    let version = if depth.is_some() && !opts.value_dont_cares && !decisive {
+    let version = if opts.wdl_encoding == Encoding::Model {
+        VERSION
+    } else if depth.is_some() && !opts.value_dont_cares && !decisive {
         VERSION_FULL
     } else {
-        VERSION
+        VERSION_FLAGS
     };
     LE::write_u32(&mut h[8..], version);
     LE::write_u32(&mut h[12..], HEADER_LEN as u32);
@@ -274,7 +286,7 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     debug_assert_eq!(h.wdl.offset, HEADER_LEN as u64);
     file.extend_from_slice(wdl);
     let head = &mut file[..HEADER_LEN];
-    LE::write_u32(&mut head[8..], VERSION);
+    LE::write_u32(&mut head[8..], h.version.max(VERSION_FLAGS));
     LE::write_u16(&mut head[102..], 1);
     head[152..200].fill(0);
     LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES);
@@ -283,6 +295,51 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     let header = parse_header(path, &file, file.len() as u64)?;
     write_atomic(path, &file)?;
     Ok(header)
+}
+
+/// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
+/// stored prior, then each block of whole classes coded in parallel; and the
+/// section's slots per block.
+fn model_blocks(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+    let rules = Rules::by_name(&meta.variant)
+        .filter(|r| r.fingerprint() == meta.fingerprint)
+        .ok_or_else(|| {
+            input_error(
+                path,
+                format!(
+                    "model coding needs rules this program knows, not '{}'",
+                    meta.variant
+                ),
+            )
+        })?;
+    let g = Geometry::new(rules, meta.k, meta.l, meta.hands);
+    if g.size() != codes.len() as u64 || g.block_slots() > u32::MAX as u64 {
+        return Err(input_error(
+            path,
+            format!(
+                "{} codes for a sector of {} slots under rules '{}'",
+                codes.len(),
+                g.size(),
+                meta.variant
+            ),
+        ));
+    }
+    let prior = count_prior(&g, |s| trit(codes[s as usize]));
+    let model = Model::from_prior(&prior);
+    let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
+    blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
+        let r = g.block_range(b);
+        let trits: Vec<u8> = codes[r.start as usize..r.end as usize]
+            .iter()
+            .map(|&c| trit(c))
+            .collect();
+        encode_block(&g, b, &trits, &model)
+    }));
+    Ok((blocks, g.block_slots() as u32))
 }
 
 /// Packs and compresses the blocks of `codes` in parallel, in order.
