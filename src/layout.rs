@@ -7,7 +7,10 @@
 //! [`crate::manifest`]) and the opening search's saved values [`OPENING`]
 //! ([`crate::opening`]).
 
-use crate::format::{Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for};
+use crate::format::{
+    Encoding, Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for,
+    model_block_slots,
+};
 use crate::index::Index;
 use crate::sector::Sector;
 use std::path::Path;
@@ -91,7 +94,16 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     if h.size != size {
         return Some(format!("has {} slots, the index has {size}", h.size));
     }
-    if h.wdl.encoding != opts.wdl_encoding || h.wdl.block_slots != opts.wdl_block {
+    // A model-coded section has blocks of whole classes, or zstd's behind an empty
+    // prior where the model would not be smaller.
+    let wdl_ok = match h.wdl.encoding {
+        Encoding::Model => {
+            h.wdl.block_slots == opts.wdl_block
+                || h.wdl.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl])
+        }
+        e => e == opts.wdl_encoding && h.wdl.block_slots == opts.wdl_block,
+    };
+    if !wdl_ok {
         return Some(format!(
             "WDL section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",
             h.wdl.encoding.name(),

@@ -16,7 +16,7 @@
 
 use crate::dontcare::{FillCounts, fill_wdl};
 use crate::format::{
-    FormatError, Header, SubspaceFile, VERSION, WriteOptions, write_subspace_with,
+    Encoding, FormatError, Header, SubspaceFile, VERSION_FLAGS, WriteOptions, write_subspace_with,
     write_wdl_only_copy,
 };
 use crate::index::Index;
@@ -109,6 +109,9 @@ pub struct PackReport {
 pub struct PackOptions {
     /// Fill the WDL don't-cares ([`crate::dontcare`]) and mark the files so.
     pub dont_cares: bool,
+    /// Code the WDL sections so ([`Encoding::Trits5`] with zstd, or
+    /// [`Encoding::Model`]); `None`: as the source codes them.
+    pub coding: Option<Encoding>,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> PackError + '_ {
@@ -148,7 +151,7 @@ pub fn pack_wdl_only(
         _ => Manifest::new(rules.name, rules.fingerprint()),
     };
     manifest.wdl_only = true;
-    manifest.format_version = VERSION;
+    manifest.format_version = VERSION_FLAGS;
     let files = existing_files(src, idx);
     if files.is_empty() {
         return Err(PackError::Empty {
@@ -170,6 +173,7 @@ pub fn pack_wdl_only(
         };
         let start = std::time::Instant::now();
         let (header, kept, filled) = job.run()?;
+        manifest.format_version = manifest.format_version.max(header.version);
         let mut entry = Entry::new(&header, 0.0);
         if let Some(e) = source_manifest.as_ref().and_then(|m| m.get_sector(sector)) {
             entry.longest_win_example = e.longest_win_example.clone();
@@ -216,24 +220,37 @@ impl Job<'_> {
             return Ok((write_wdl_only_copy(self.src, &path)?, false, None));
         }
         let mut trits = self.src.read_all_wdl()?;
-        let counts = fill_wdl(self.source, self.sector, &mut trits)?;
+        let fill = !self.src.wdl_dont_cares() && self.opts.dont_cares;
+        let counts = if fill {
+            Some(fill_wdl(self.source, self.sector, &mut trits)?)
+        } else {
+            None
+        };
         // The writer takes codes: a draw, Win(1) and Loss(0) carry the three results.
         for t in trits.iter_mut() {
             *t = [0, 2, 1][*t as usize];
         }
         let opts = WriteOptions {
             wdl_only: true,
-            wdl_dont_cares: true,
+            wdl_dont_cares: fill || self.src.wdl_dont_cares(),
+            wdl_encoding: self.coding(),
             ..WriteOptions::default()
         };
         let header = write_subspace_with(&path, &self.src.header().meta, &trits, &opts)?;
-        Ok((header, false, Some(counts)))
+        Ok((header, false, counts))
     }
 
-    /// Whether the WDL section is copied as it is: without don't-cares asked for, or
-    /// from a source whose WDL section holds them already (a repacked full file).
+    /// The WDL coding of the packed file.
+    fn coding(&self) -> Encoding {
+        self.opts.coding.unwrap_or(self.src.header().wdl.encoding)
+    }
+
+    /// Whether the WDL section is copied as it is: coded as asked, and without
+    /// don't-cares asked for or from a source whose WDL section holds them already
+    /// (a repacked full file).
     fn copies(&self) -> bool {
-        !self.opts.dont_cares || self.src.wdl_dont_cares()
+        self.coding() == self.src.header().wdl.encoding
+            && (!self.opts.dont_cares || self.src.wdl_dont_cares())
     }
 
     /// The header of the packed file in the output if it is an intact WDL-only file
@@ -251,7 +268,8 @@ impl Job<'_> {
         }
         let (s, p) = (self.src.header(), packed.header());
         let same_wdl = if !self.copies() {
-            p.wdl_dont_cares()
+            p.wdl_dont_cares() == (self.opts.dont_cares || s.wdl_dont_cares())
+                && p.wdl.encoding == self.coding()
         } else {
             p.wdl_dont_cares() == s.wdl_dont_cares()
                 && s.wdl.length == p.wdl.length

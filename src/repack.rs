@@ -20,7 +20,7 @@
 
 use crate::dontcare::{Fill, FillCounts, fill_values};
 use crate::format::{
-    Encoding, Expect, FormatError, Header, SubspaceFile, VERSION, WIN_BY_LOOKAHEAD, WriteOptions,
+    Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
     replace_file, write_subspace_with,
 };
 use crate::index::Index;
@@ -240,9 +240,7 @@ pub fn repack(
             entry.longest_win_example = e.longest_win_example.clone();
             entry.longest_loss_example = e.longest_loss_example.clone();
         }
-        if header.version > manifest.format_version {
-            manifest.format_version = VERSION;
-        }
+        manifest.format_version = manifest.format_version.max(header.version);
         manifest.record(dest, entry)?;
         let s = file.header();
         let report = RepackReport {

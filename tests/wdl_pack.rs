@@ -5,7 +5,7 @@
 use millbase::build::{BuildOptions, BuildPhase, Selection, build};
 use millbase::engine::Endgame;
 use millbase::engine::endgame::nominal;
-use millbase::format::FormatError;
+use millbase::format::{Encoding, FormatError};
 use millbase::index::Index;
 use millbase::pack::{PackError, PackOptions, pack_wdl_only};
 use millbase::probe::{ProbeError, Tablebase};
@@ -51,7 +51,10 @@ fn packed_with(name: &str, opts: PackOptions) -> PathBuf {
     out
 }
 
-const DONT_CARES: PackOptions = PackOptions { dont_cares: true };
+const DONT_CARES: PackOptions = PackOptions {
+    dont_cares: true,
+    coding: None,
+};
 
 /// Every canonical slot of every sector of the full directory, as a position.
 fn every_position(tb: &Tablebase) -> Vec<Position> {
@@ -126,6 +129,31 @@ fn every_wdl_probe_with_dont_cares_equals_the_full_directory() {
     assert!(again.iter().all(|r| r.kept));
     std::fs::remove_dir_all(&plain).unwrap();
     every_wdl_probe_equals(&out);
+}
+
+/// Re-coded with the context model (format version 3), with and without
+/// don't-cares: every WDL probe as the full directory's, every file version 3, and
+/// a resumed pack keeps them.
+#[test]
+fn every_wdl_probe_of_model_coded_files_equals_the_full_directory() {
+    for dont_cares in [false, true] {
+        let opts = PackOptions {
+            dont_cares,
+            coding: Some(Encoding::Model),
+        };
+        let out = packed_with(&format!("model-{dont_cares}"), opts);
+        let pack = Tablebase::open(&out).unwrap();
+        for s in pack.available_sectors() {
+            let f = pack.sector_file(s).unwrap();
+            assert_eq!(f.header().version, 3, "{s}");
+            assert_eq!(f.wdl_dont_cares(), dont_cares, "{s}");
+        }
+        let again = pack_wdl_only(full(), &out, pack.index(), opts, |_| {}).unwrap();
+        assert!(again.iter().all(|r| r.kept));
+        drop(pack);
+        // Checks every probe, then removes the directory.
+        every_wdl_probe_equals(&out);
+    }
 }
 
 fn every_wdl_probe_equals(out: &Path) {

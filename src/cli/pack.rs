@@ -2,6 +2,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
+use millbase::format::Encoding;
 use millbase::index::Index;
 use millbase::pack::{PackOptions, PackReport, pack_wdl_only};
 use millbase::probe::Tablebase;
@@ -25,6 +26,11 @@ pub struct PackArgs {
     /// and probes that look at capturing plies where the stored result is not a win.
     #[arg(long)]
     dont_cares: bool,
+    /// How to code the WDL sections: `copy` (as the source codes them), `zstd`
+    /// (packed trits, zstd-compressed) or `model` (a context model and an
+    /// arithmetic coder, format version 3: smaller, slower to decode cold).
+    #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
+    wdl_coding: String,
     /// No line per sector.
     #[arg(long)]
     quiet: bool,
@@ -57,6 +63,11 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
     let idx = Index::for_rules(rules);
     let opts = PackOptions {
         dont_cares: a.dont_cares,
+        coding: match a.wdl_coding.as_str() {
+            "zstd" => Some(Encoding::Trits5),
+            "model" => Some(Encoding::Model),
+            _ => None,
+        },
     };
     let start = std::time::Instant::now();
     let mut first = true;

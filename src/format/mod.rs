@@ -48,6 +48,13 @@ mod write;
 pub use checksum::xxh64;
 pub use error::{FormatError, open_regular};
 pub use pack::DepthEntries;
+
+/// Slots per block of a model-coded WDL section ([`Encoding::Model`]) of the
+/// sector with `k` and `l` stones on the board and `hands` in hand under `rules`:
+/// whole classes, at least 2^14 slots.
+pub fn model_block_slots(rules: &'static crate::Rules, k: u32, l: u32, hands: [u8; 2]) -> u64 {
+    model::Geometry::new(rules, k, l, hands).block_slots()
+}
 pub use read::SubspaceFile;
 pub use write::{
     WriteOptions, depth_encoding_for, replace_file, write_atomic, write_subspace,

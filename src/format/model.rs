@@ -255,9 +255,9 @@ impl Model {
         let (p, n) = (s & 0xFFFF, s >> 16);
         let rate = RATE[n as usize];
         let q = if bit {
-            p - (p * rate >> 16)
+            p - ((p * rate) >> 16)
         } else {
-            p + ((ONE - p) * rate >> 16)
+            p + (((ONE - p) * rate) >> 16)
         };
         self.nodes[i] = q.clamp(P_MIN, P_MAX) | (n + 1).min(LIMIT) << 16;
         p
@@ -417,7 +417,9 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
 pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
     use rayon::prelude::*;
     let blocks = g.blocks();
-    let stride = (g.size() / PRIOR_SAMPLE.max(1)).max(1).div_ceil(g.block_slots()) as usize;
+    let stride = (g.size() / PRIOR_SAMPLE.max(1))
+        .max(1)
+        .div_ceil(g.block_slots()) as usize;
     let counts = (0..blocks)
         .into_par_iter()
         .step_by(stride.max(1))
@@ -488,7 +490,9 @@ mod tests {
     #[test]
     fn coder_round_trips_skewed_and_random_bits() {
         let mut rng = SplitMix(7);
-        let probs: Vec<u32> = (0..5000).map(|i| [100, 32768, 65000, 48, 65488][i % 5]).collect();
+        let probs: Vec<u32> = (0..5000)
+            .map(|i| [100, 32768, 65000, 48, 65488][i % 5])
+            .collect();
         let bits: Vec<bool> = probs
             .iter()
             .map(|&p| (rng.next_u64() % ONE as u64) as u32 >= p)

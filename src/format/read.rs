@@ -2,6 +2,7 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
+use super::model::{Geometry, Model, decode_block, load_prior};
 use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
@@ -9,7 +10,6 @@ use super::{
     KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta,
     VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
-use super::model::{Geometry, Model, decode_block, load_prior};
 use crate::cache::{BlockCache, Key};
 use crate::rules::Rules;
 use crate::value::{Counts, Value, Wdl};
@@ -44,8 +44,9 @@ struct SectionReader {
 /// What decodes the blocks of a model-coded WDL section.
 struct ModelCodec {
     geometry: Geometry,
-    /// The stored prior, one probability per node.
-    prior: Vec<u16>,
+    /// The stored prior, one probability per node; `None` where the writer found
+    /// zstd smaller (an empty block 0): the blocks are then zstd-compressed trits.
+    prior: Option<Vec<u16>>,
 }
 
 impl ModelCodec {
@@ -63,23 +64,19 @@ impl ModelCodec {
                 ),
             })?;
         let geometry = Geometry::new(rules, meta.k, meta.l, meta.hands);
-        if geometry.size() != header.size
-            || geometry.block_slots() != header.wdl.block_slots as u64
-        {
+        if geometry.size() != header.size {
             return Err(FormatError::Corrupt {
                 path: path.to_path_buf(),
                 what: format!(
-                    "model-coded WDL section of {} slots in blocks of {}; the rules give {} in blocks of {}",
+                    "model-coded WDL section of {} slots; the rules give {}",
                     header.size,
-                    header.wdl.block_slots,
-                    geometry.size(),
-                    geometry.block_slots()
+                    geometry.size()
                 ),
             });
         }
         Ok(ModelCodec {
             geometry,
-            prior: Vec::new(),
+            prior: None,
         })
     }
 }
@@ -377,8 +374,19 @@ impl SectionReader {
         };
         if let Some(m) = &mut model {
             let stored = reader.compressed(path, map, 0)?;
-            m.prior = load_prior(stored)
-                .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?;
+            if !stored.is_empty() {
+                m.prior = Some(
+                    load_prior(stored)
+                        .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?,
+                );
+                if m.geometry.block_slots() != info.block_slots as u64 {
+                    return Err(corrupt(format!(
+                        "model-coded {name} section in blocks of {} slots; the rules give {}",
+                        info.block_slots,
+                        m.geometry.block_slots()
+                    )));
+                }
+            }
         }
         reader.model = model;
         Ok(reader)
@@ -417,9 +425,13 @@ impl SectionReader {
 
     /// Block `b` decompressed, checksum checked.
     fn decode(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
-        if let Some(m) = &self.model {
+        if let Some(ModelCodec {
+            geometry,
+            prior: Some(prior),
+        }) = &self.model
+        {
             let src = self.compressed(path, map, self.entry(b))?;
-            let trits = decode_block(&m.geometry, b, src, &Model::from_prior(&m.prior));
+            let trits = decode_block(geometry, b, src, &Model::from_prior(prior));
             return Ok(trits
                 .chunks(5)
                 .map(|c| c.iter().rev().fold(0u8, |acc, &t| acc * 3 + t))
@@ -663,6 +675,13 @@ impl SubspaceFile {
     /// [`FormatError::WdlOnly`].
     pub fn wdl_only(&self) -> bool {
         self.depth.is_none()
+    }
+
+    /// Whether the WDL section is decoded by the context model: model-coded
+    /// ([`Encoding::Model`]) and not zstd-coded behind an empty prior (which the
+    /// writer chooses where the model would not be smaller).
+    pub fn wdl_model(&self) -> bool {
+        matches!(self.wdl.model, Some(ModelCodec { prior: Some(_), .. }))
     }
 
     /// Whether the WDL section holds don't-cares ([`super::FLAG_WDL_DONT_CARES`]):

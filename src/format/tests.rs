@@ -636,7 +636,11 @@ fn model_coded_files_read_back_every_slot() {
         }
         let stored = f.read_all_partial().unwrap();
         for (i, (&s, &c)) in stored.iter().zip(&codes).enumerate() {
-            let expected = if entries.1 && trit(c) == 1 { WIN_BY_LOOKAHEAD } else { c };
+            let expected = if entries.1 && trit(c) == 1 {
+                WIN_BY_LOOKAHEAD
+            } else {
+                c
+            };
             assert_eq!(s, expected, "slot {i}");
         }
         // Random probes through the cache agree with the bulk read.
@@ -644,7 +648,10 @@ fn model_coded_files_read_back_every_slot() {
         for _ in 0..2000 {
             let i = r.below(codes.len() as u64);
             let w = f.wdl(i).unwrap();
-            assert_eq!(w, [Wdl::Draw, Wdl::Win, Wdl::Loss][trit(codes[i as usize]) as usize]);
+            assert_eq!(
+                w,
+                [Wdl::Draw, Wdl::Win, Wdl::Loss][trit(codes[i as usize]) as usize]
+            );
             if !(entries.1 && trit(codes[i as usize]) == 1) {
                 assert_eq!(f.code(i).unwrap(), codes[i as usize]);
             }
@@ -675,8 +682,13 @@ fn model_coded_files_refuse_damage_and_unknown_rules() {
     let err = write_subspace_with(&path, &model_meta(rules, 3, 3, [0, 0], short), short, &opts)
         .unwrap_err();
     assert!(err.to_string().contains("slots"), "{err}");
-    let h = write_subspace_with(&path, &model_meta(rules, 3, 3, [0, 0], &codes), &codes, &opts)
-        .unwrap();
+    let h = write_subspace_with(
+        &path,
+        &model_meta(rules, 3, 3, [0, 0], &codes),
+        &codes,
+        &opts,
+    )
+    .unwrap();
     let good = fs::read(&path).unwrap();
     // A flipped byte in a data block is a checksum error when the block is read.
     let mut b = good.clone();
@@ -712,6 +724,9 @@ fn model_coded_files_refuse_damage_and_unknown_rules() {
     LE::write_u64(&mut b[HEADER_CHECKED..], sum);
     fs::write(&path, &b).unwrap();
     let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
-    assert!(err.to_string().contains("version 2 file with a model"), "{err}");
+    assert!(
+        err.to_string().contains("version 2 file with a model"),
+        "{err}"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -155,11 +155,10 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    // Filled don't-cares are not the true values: a WDL-only file's distances say
-    // nothing, and a full file's filled values are no longer than the longest true
+    // A WDL-only file's distances say nothing (its codes carry results only), and a full file's filled values are no longer than the longest true
     // ones (they are worse than the truth, copied from other slots or `Loss(0)`).
     let longest = (meta.counts.longest_win, meta.counts.longest_loss);
-    let consistent = if opts.wdl_dont_cares {
+    let consistent = if opts.wdl_dont_cares || opts.wdl_only {
         true
     } else if opts.value_dont_cares {
         win <= longest.0 && loss <= longest.1
@@ -178,13 +177,27 @@ fn encode_subspace(
     let max_distance = meta.counts.longest_win.max(meta.counts.longest_loss);
     let depth_encoding = depth_encoding_for(max_distance);
 
+    let packing = match opts.wdl_encoding {
+        Encoding::Model => Encoding::Trits5,
+        e => e,
+    };
+    let blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
+        pack_wdl(c, packing, out)
+    })
+    .map_err(|e| FormatError::io(path, e))?;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
-        model_blocks(path, meta, codes)?
+        // The model where it is smaller; else the zstd blocks behind an empty prior.
+        let (model, per) = model_blocks(path, meta, codes)?;
+        let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+        if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
+            (model, per)
+        } else {
+            (
+                std::iter::once(Vec::new()).chain(blocks).collect(),
+                opts.wdl_block,
+            )
+        }
     } else {
-        let blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
-            pack_wdl(c, opts.wdl_encoding, out)
-        })
-        .map_err(|e| FormatError::io(path, e))?;
         (blocks, opts.wdl_block)
     };
     let entries = match (opts.decisive_depths, opts.loss_depths) {
