@@ -56,6 +56,20 @@ pub struct BuildOptions {
     pub quiet: bool,
 }
 
+impl BuildOptions {
+    /// Builds `selection` of `phase` into `db` on every core, without progress
+    /// bars (what tests and library users who print their own progress want).
+    pub fn quiet(db: PathBuf, selection: Selection, phase: BuildPhase) -> BuildOptions {
+        BuildOptions {
+            db,
+            selection,
+            phase,
+            threads: None,
+            quiet: true,
+        }
+    }
+}
+
 /// Why a build stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {

@@ -27,13 +27,7 @@ fn db_dir() -> &'static Path {
         let _ = std::fs::remove_dir_all(&dir);
         build(
             rules(),
-            &BuildOptions {
-                db: dir.clone(),
-                selection: Selection::MaxStones(9),
-                phase: Default::default(),
-                threads: None,
-                quiet: true,
-            },
+            &BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default()),
         )
         .expect("the nine-stone set builds");
         dir
@@ -679,13 +673,7 @@ fn the_games_are_played_under_the_rules_of_the_databases() {
     let _ = std::fs::remove_dir_all(&dir);
     build(
         r,
-        &BuildOptions {
-            db: dir.clone(),
-            selection: Selection::All,
-            phase: Default::default(),
-            threads: None,
-            quiet: true,
-        },
+        &BuildOptions::quiet(dir.clone(), Selection::All, Default::default()),
     )
     .unwrap();
     let tb = Tablebase::open(&dir).unwrap();

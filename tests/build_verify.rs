@@ -20,13 +20,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn build_into(dir: &Path, selection: Selection) {
-    let opts = BuildOptions {
-        db: dir.to_path_buf(),
-        selection,
-        phase: Default::default(),
-        threads: None,
-        quiet: true,
-    };
+    let opts = BuildOptions::quiet(dir.to_path_buf(), selection, Default::default());
     build(Rules::standard(), &opts).unwrap();
 }
 

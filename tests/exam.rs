@@ -26,13 +26,7 @@ fn db_dir() -> &'static Path {
         let _ = std::fs::remove_dir_all(&dir);
         build(
             rules(),
-            &BuildOptions {
-                db: dir.clone(),
-                selection: Selection::All,
-                phase: BuildPhase::All,
-                threads: None,
-                quiet: true,
-            },
+            &BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All),
         )
         .expect("the four-stone game builds");
         dir
@@ -192,13 +186,7 @@ fn the_command_reports_as_json_and_refuses_a_directory_without_placement() {
     let _ = std::fs::remove_dir_all(&moving);
     build(
         rules(),
-        &BuildOptions {
-            db: moving.clone(),
-            selection: Selection::All,
-            phase: BuildPhase::Moving,
-            threads: None,
-            quiet: true,
-        },
+        &BuildOptions::quiet(moving.clone(), Selection::All, BuildPhase::Moving),
     )
     .unwrap();
     let out = millbase()

@@ -17,13 +17,7 @@ fn small_db() -> &'static Path {
     DB.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("millbase-opening-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let opts = BuildOptions {
-            db: dir.clone(),
-            selection: Selection::MaxStones(8),
-            phase: Default::default(),
-            threads: None,
-            quiet: true,
-        };
+        let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(8), Default::default());
         build(Rules::standard(), &opts).expect("small build");
         dir
     })

@@ -32,13 +32,7 @@ fn rules(n: u32) -> &'static Rules {
 }
 
 fn build_game(n: u32, dir: PathBuf) -> PathBuf {
-    let opts = BuildOptions {
-        db: dir.clone(),
-        selection: Selection::All,
-        phase: BuildPhase::All,
-        threads: None,
-        quiet: true,
-    };
+    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
     build(rules(n), &opts).unwrap();
     dir
 }

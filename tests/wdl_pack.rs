@@ -29,13 +29,7 @@ fn full() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = temp("full");
-        let opts = BuildOptions {
-            db: dir.clone(),
-            selection: Selection::All,
-            phase: BuildPhase::All,
-            threads: None,
-            quiet: true,
-        };
+        let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
         build(rules(), &opts).unwrap();
         dir
     })

@@ -25,13 +25,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn build_game(dir: &Path, stones: u8, phase: BuildPhase, selection: Selection) {
-    let opts = BuildOptions {
-        db: dir.to_path_buf(),
-        selection,
-        phase,
-        threads: None,
-        quiet: true,
-    };
+    let opts = BuildOptions::quiet(dir.to_path_buf(), selection, phase);
     build(Rules::with_stones(stones), &opts).unwrap();
 }
 
@@ -255,13 +249,7 @@ fn verify_checks_placement_sectors_and_finds_a_wrong_value() {
 #[test]
 fn placement_needs_the_moving_phase_and_names_what_is_missing() {
     let dir = temp_dir("no-moving");
-    let opts = BuildOptions {
-        db: dir.clone(),
-        selection: Selection::All,
-        phase: BuildPhase::Placement,
-        threads: None,
-        quiet: true,
-    };
+    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::Placement);
     let err = build(Rules::with_stones(4), &opts).unwrap_err().to_string();
     assert!(
         err.contains("4-4") && err.contains("--phase moving"),
@@ -302,13 +290,7 @@ fn resume_rebuilds_only_what_is_missing_or_damaged() {
     std::fs::write(dir.join("1-1-3-3.mdb.tmp"), b"half written").unwrap();
     let reports = build(
         Rules::with_stones(4),
-        &BuildOptions {
-            db: dir.clone(),
-            selection: Selection::All,
-            phase: BuildPhase::All,
-            threads: None,
-            quiet: true,
-        },
+        &BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All),
     )
     .unwrap();
     let rebuilt: Vec<String> = reports
