@@ -104,14 +104,41 @@ pub fn wdl_freedom(
 /// previous slot's stored result if that is allowed, else its true result: runs
 /// grow, and the result never gets better than the truth.
 pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCounts, ProbeError> {
-    let freedom: Vec<Freedom> = trits
+    let freedom = wdl_freedoms(tb, s, trits)?;
+    Ok(fill_wdl_with(trits, &freedom))
+}
+
+/// [`wdl_freedom`] of every slot of sector `s`, whose true trits are `trits`, in
+/// parallel.
+pub fn wdl_freedoms(tb: &Tablebase, s: Sector, trits: &[u16]) -> Result<Vec<Freedom>, ProbeError> {
+    trits
         .par_iter()
         .enumerate()
         .map(|(slot, &trit)| wdl_freedom(tb, s, slot as u64, wdl_of(trit)))
-        .collect::<Result<_, ProbeError>>()?;
+        .collect()
+}
+
+/// The trits a slot whose true trit is `trit` may store given its freedom, as a
+/// mask (bit 0 draw, bit 1 win, bit 2 loss), for
+/// [`crate::format::write_wdl_only_chosen`].
+pub fn allowed_trits(trit: u16, freedom: Freedom) -> u8 {
+    let truth = wdl_of(trit);
+    match freedom {
+        Freedom::Fixed => 1 << trit,
+        Freedom::AtMost => [Wdl::Draw, Wdl::Win, Wdl::Loss]
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w <= truth)
+            .fold(0, |m, (t, _)| m | 1 << t),
+        Freedom::Any => 7,
+    }
+}
+
+/// [`fill_wdl`] with the slots' freedom found already.
+pub fn fill_wdl_with(trits: &mut [u16], freedom: &[Freedom]) -> FillCounts {
     let mut counts = FillCounts::default();
     let mut prev = Wdl::Loss;
-    for (t, f) in trits.iter_mut().zip(&freedom) {
+    for (t, f) in trits.iter_mut().zip(freedom) {
         let truth = wdl_of(*t);
         let stored = match f {
             Freedom::Fixed => truth,
@@ -128,7 +155,7 @@ pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCoun
         *t = trit_of(stored);
         prev = stored;
     }
-    Ok(counts)
+    counts
 }
 
 /// What [`fill_values`] stores in a free slot (a duplicate, or a slot whose value a

@@ -14,10 +14,10 @@
 //! already packed from the same source file is kept, so an interrupted pack resumes
 //! where it stopped. The source directory is never written.
 
-use crate::dontcare::{FillCounts, fill_wdl};
+use crate::dontcare::{FillCounts, allowed_trits, fill_wdl_with, wdl_freedoms};
 use crate::format::{
     Encoding, FormatError, Header, SubspaceFile, VERSION_FLAGS, WriteOptions, write_subspace_with,
-    write_wdl_only_copy,
+    write_wdl_only_chosen, write_wdl_only_copy,
 };
 use crate::index::Index;
 use crate::layout::{existing_files, open_finished_sector};
@@ -221,14 +221,30 @@ impl Job<'_> {
         }
         let mut trits = self.src.read_all_wdl()?;
         let fill = !self.src.wdl_dont_cares() && self.opts.dont_cares;
-        let counts = if fill {
-            Some(fill_wdl(self.source, self.sector, &mut trits)?)
+        let freedom = if fill {
+            Some(wdl_freedoms(self.source, self.sector, &trits)?)
         } else {
             None
         };
+        // The model chooses among the allowed results itself.
+        let allowed: Option<Vec<u8>> = freedom
+            .as_ref()
+            .filter(|_| self.coding() == Encoding::Model)
+            .map(|f| {
+                trits
+                    .iter()
+                    .zip(f)
+                    .map(|(&t, &f)| allowed_trits(t, f))
+                    .collect()
+            });
+        let counts = freedom.map(|f| fill_wdl_with(&mut trits, &f));
         // The writer takes codes: a draw, Win(1) and Loss(0) carry the three results.
         for t in trits.iter_mut() {
             *t = [0, 2, 1][*t as usize];
+        }
+        if let Some(allowed) = allowed {
+            let header = write_wdl_only_chosen(&path, &self.src.header().meta, &trits, &allowed)?;
+            return Ok((header, false, counts));
         }
         let opts = WriteOptions {
             wdl_only: true,

@@ -248,6 +248,27 @@ impl Model {
         Model { nodes }
     }
 
+    /// The trit among `allowed` (bit `t` set: trit `t` allowed; not 0) that context
+    /// `ctx` finds likeliest (the lowest trit among equals).
+    #[inline]
+    fn likeliest(&self, ctx: usize, allowed: u8) -> u8 {
+        if allowed.is_power_of_two() {
+            return allowed.trailing_zeros() as u8;
+        }
+        let draw = self.nodes[2 * ctx] & 0xFFFF;
+        let win = self.nodes[2 * ctx + 1] & 0xFFFF;
+        // In units of 2^-32: draw, win, loss.
+        let p = [
+            (draw as u64) << 16,
+            (ONE - draw) as u64 * win as u64,
+            (ONE - draw) as u64 * (ONE - win) as u64,
+        ];
+        (0..3u8)
+            .filter(|&t| allowed >> t & 1 == 1)
+            .max_by_key(|&t| (p[t as usize], 2 - t))
+            .expect("a slot allows some trit")
+    }
+
     /// Node `i`'s probability of a 0 bit, then adapts it to `bit`.
     #[inline]
     fn adapt(&mut self, i: usize, bit: bool) -> u32 {
@@ -374,11 +395,25 @@ impl<'a> Decoder<'a> {
 /// Codes block `b`, whose trits (0 draw, 1 win, 2 loss) are `trits`, starting from
 /// `model`. Returns the block's bytes.
 pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], model: &Model) -> Vec<u8> {
+    let allowed: Vec<u8> = trits.iter().map(|&t| 1 << t).collect();
+    encode_block_choosing(g, b, &allowed, model).0
+}
+
+/// Codes block `b` where slot `i` may store any trit `t` with bit `t` of
+/// `allowed[i]` set (a don't-care allows several): the allowed trit the model
+/// finds likeliest there, so that a free slot costs little and teaches the model
+/// what its neighbours look like. Returns the block's bytes and the stored trits.
+pub fn encode_block_choosing(
+    g: &Geometry,
+    b: usize,
+    allowed: &[u8],
+    model: &Model,
+) -> (Vec<u8>, Vec<u8>) {
     let mut model = model.clone();
     let mut enc = Encoder::new();
-    let mut seen = vec![0u8; trits.len()];
-    g.walk(b, &mut seen, |i, ctx| {
-        let t = trits[i];
+    let mut stored = vec![0u8; allowed.len()];
+    g.walk(b, &mut stored, |i, ctx| {
+        let t = model.likeliest(ctx, allowed[i]);
         let p = model.adapt(2 * ctx, t != 0);
         enc.bit(p, t != 0);
         if t != 0 {
@@ -387,7 +422,7 @@ pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], model: &Model) -> Vec<
         }
         t
     });
-    enc.finish()
+    (enc.finish(), stored)
 }
 
 /// Decodes block `b` from `src`, starting from `model`: its trits, one per slot.

@@ -607,6 +607,32 @@ fn model_meta(rules: &crate::Rules, k: u32, l: u32, hands: [u8; 2], codes: &[u16
     }
 }
 
+/// Codes of sector `k`-`l` that depend on the position (the mobility of either
+/// side, and noise), as real results do, so that the context model pays.
+fn positional_codes(rules: &'static crate::Rules, k: u32, l: u32, seed: u64) -> Vec<u16> {
+    let idx = crate::index::Index::for_rules(rules);
+    let mut r = Mix(seed);
+    let mobility = |side: u32, empty: u32| -> u32 {
+        crate::position::points(side)
+            .map(|p| (rules.adjacency[p as usize] & empty).count_ones())
+            .sum()
+    };
+    (0..idx.size(k, l))
+        .map(|slot| {
+            let (own, opp) = idx.position(k, l, slot);
+            let empty = rules.all() & !(own | opp);
+            let (a, b) = (mobility(own, empty), mobility(opp, empty));
+            let noise = r.below(8) == 0;
+            match (a.cmp(&(b + 2)), noise) {
+                (_, true) => 1 + 2 * r.below(3) as u16,
+                (std::cmp::Ordering::Greater, _) => 2 + 2 * (a - b) as u16,
+                (std::cmp::Ordering::Less, _) if a + 2 < b => 1 + 2 * (b - a) as u16,
+                _ => 0,
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn model_coded_files_read_back_every_slot() {
     let dir = tmpdir("model");
@@ -617,7 +643,11 @@ fn model_coded_files_read_back_every_slot() {
         (4, 4, [1, 1], (true, true)),
         (2, 1, [3, 3], (false, false)),
     ] {
-        let codes = realistic_codes(idx.size(k, l) as usize, 5 + k as u64);
+        let codes = if k == 2 {
+            realistic_codes(idx.size(k, l) as usize, 5 + k as u64)
+        } else {
+            positional_codes(rules, k, l, k as u64)
+        };
         let meta = model_meta(rules, k, l, hands, &codes);
         let opts = WriteOptions {
             wdl_encoding: Encoding::Model,
@@ -630,6 +660,8 @@ fn model_coded_files_read_back_every_slot() {
         assert_eq!((h.version, h.wdl.encoding), (VERSION, Encoding::Model));
         let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
         f.verify_checksums().unwrap();
+        // The model pays on positional codes, not on the small random sector.
+        assert_eq!(f.wdl_model(), k != 2, "{k}-{l}");
         let wdl = f.read_all_wdl().unwrap();
         for (i, &c) in codes.iter().enumerate() {
             assert_eq!(wdl[i] as u8, trit(c), "slot {i}");
@@ -728,5 +760,57 @@ fn model_coded_files_refuse_damage_and_unknown_rules() {
         err.to_string().contains("version 2 file with a model"),
         "{err}"
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_model_chooses_among_allowed_results_and_saves() {
+    let dir = tmpdir("model-chosen");
+    let rules = crate::Rules::with_stones(5);
+    let (k, l) = (4, 4);
+    let codes = positional_codes(rules, k, l, 3);
+    let meta = model_meta(rules, k, l, [0, 0], &codes);
+    let trits: Vec<u8> = codes.iter().map(|&c| trit(c)).collect();
+    // One slot in three may store a result no better than its own (a don't-care
+    // as a capture makes it), one in twenty anything.
+    let mut r = Mix(5);
+    let allowed: Vec<u8> = trits
+        .iter()
+        .map(|&t| match r.below(60) {
+            0..=2 => 7,
+            3..=22 => [0b011, 0b111, 0b100][t as usize],
+            _ => 1 << t,
+        })
+        .collect();
+    let as_codes: Vec<u16> = trits.iter().map(|&t| [0, 2, 1][t as usize]).collect();
+    let plain = dir.join("plain.mdb");
+    let opts = WriteOptions {
+        wdl_only: true,
+        wdl_encoding: Encoding::Model,
+        ..WriteOptions::default()
+    };
+    let hp = write_subspace_with(&plain, &meta, &as_codes, &opts).unwrap();
+    let chosen = dir.join("chosen.mdb");
+    let hc = write_wdl_only_chosen(&chosen, &meta, &as_codes, &allowed).unwrap();
+    assert!(hc.wdl_dont_cares() && hc.wdl_only() && hc.version == VERSION);
+    let f = SubspaceFile::open(&chosen, &Expect::any()).unwrap();
+    assert!(f.wdl_model());
+    let stored = f.read_all_wdl().unwrap();
+    let mut changed = 0;
+    for (i, (&s, &a)) in stored.iter().zip(&allowed).enumerate() {
+        assert!(a >> s & 1 == 1, "slot {i}: stored {s}, allowed {a:b}");
+        changed += (s as u8 != trits[i]) as u32;
+    }
+    assert!(changed > 1000, "{changed}");
+    assert!(
+        hc.wdl.length * 100 < hp.wdl.length * 97,
+        "{} {}",
+        hc.wdl.length,
+        hp.wdl.length
+    );
+    // Bad masks are refused.
+    let mut bad = allowed.clone();
+    bad[7] = 0;
+    assert!(write_wdl_only_chosen(&chosen, &meta, &as_codes, &bad).is_err());
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,9 @@
 //! Writing the file of a subspace: the codes packed and compressed block by block,
 //! the header, and an atomic replacement of the file.
 
-use super::model::{Geometry, Model, count_prior, encode_block, store_prior};
+use super::model::{
+    Geometry, Model, count_prior, encode_block, encode_block_choosing, store_prior,
+};
 use super::pack::{DepthEntries, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
@@ -102,7 +104,7 @@ pub fn write_subspace_with(
     codes: &[u16],
     opts: &WriteOptions,
 ) -> Result<Header, FormatError> {
-    let file = encode_subspace(path, meta, codes, opts)?;
+    let file = encode_subspace(path, meta, codes, opts, None)?;
     // The header as a reader sees it: what the file holds, and the sizes of its
     // sections for the manifest.
     let header = parse_header(path, &file, file.len() as u64)?;
@@ -117,12 +119,43 @@ fn input_error(path: &Path, what: String) -> FormatError {
     }
 }
 
-/// The complete file contents.
+/// Writes a WDL-only file with WDL don't-cares ([`super::FLAG_WDL_DONT_CARES`]),
+/// model-coded ([`Encoding::Model`]), to `path` (atomically, as
+/// [`write_subspace_with`]): slot `i` stores the trit `t` with bit `t` of
+/// `allowed[i]` set that the model finds likeliest there (bit 0 draw, 1 win, 2
+/// loss; a slot with one bit set stores that trit). `codes` are results as codes
+/// (a draw, `Win(1)`, `Loss(0)`), allowed ones (the true results with the
+/// don't-cares filled somehow): the model's prior is counted on them, and where
+/// zstd codes them smaller than the model codes its choice, they are stored so.
+pub fn write_wdl_only_chosen(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    allowed: &[u8],
+) -> Result<Header, FormatError> {
+    let opts = WriteOptions {
+        wdl_only: true,
+        wdl_dont_cares: true,
+        wdl_encoding: Encoding::Model,
+        ..WriteOptions::default()
+    };
+    if allowed.len() != codes.len() || allowed.iter().any(|&a| a == 0 || a > 7) {
+        return Err(input_error(path, "bad allowed results".into()));
+    }
+    let file = encode_subspace(path, meta, codes, &opts, Some(allowed))?;
+    let header = parse_header(path, &file, file.len() as u64)?;
+    write_atomic(path, &file)?;
+    Ok(header)
+}
+
+/// The complete file contents; with `allowed`, the WDL section model-coded with the
+/// model's choice among the allowed results ([`write_wdl_only_chosen`]).
 fn encode_subspace(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
     opts: &WriteOptions,
+    allowed: Option<&[u8]>,
 ) -> Result<Vec<u8>, FormatError> {
     if meta.variant.len() > VARIANT_LEN {
         return Err(input_error(
@@ -187,8 +220,9 @@ fn encode_subspace(
     .map_err(|e| FormatError::io(path, e))?;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
         // The model where it is smaller; else the zstd blocks behind an empty prior.
-        let (model, per) = model_blocks(path, meta, codes)?;
+        let (model, per) = model_blocks(path, meta, codes, allowed)?;
         let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+        // With a choice, zstd's blocks hold `codes`' fill, which is allowed too.
         if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
             (model, per)
         } else {
@@ -311,12 +345,14 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
 }
 
 /// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
-/// stored prior, then each block of whole classes coded in parallel; and the
+/// stored prior, then each block of whole classes coded in parallel (with
+/// `allowed`, the model's choice among each slot's allowed results); and the
 /// section's slots per block.
 fn model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
+    allowed: Option<&[u8]>,
 ) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
     let rules = Rules::by_name(&meta.variant)
         .filter(|r| r.fingerprint() == meta.fingerprint)
@@ -346,11 +382,14 @@ fn model_blocks(
     let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
     blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
         let r = g.block_range(b);
-        let trits: Vec<u8> = codes[r.start as usize..r.end as usize]
-            .iter()
-            .map(|&c| trit(c))
-            .collect();
-        encode_block(&g, b, &trits, &model)
+        let r = r.start as usize..r.end as usize;
+        match allowed {
+            Some(a) => encode_block_choosing(&g, b, &a[r], &model).0,
+            None => {
+                let trits: Vec<u8> = codes[r].iter().map(|&c| trit(c)).collect();
+                encode_block(&g, b, &trits, &model)
+            }
+        }
     }));
     Ok((blocks, g.block_slots() as u32))
 }
