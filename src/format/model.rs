@@ -155,11 +155,12 @@ impl Geometry {
         for class in range.start / self.per_class..range.end / self.per_class {
             let (own, _) = self.idx.class(self.k, class);
             let free = all & !own;
+            let holes = self.own_holes(own);
             let base = i;
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
                 let opp = pdep(packed, free);
-                let ctx = self.context(own, opp, r, &trits[base..i]) * PREV + prev;
+                let ctx = self.context(own, opp, &holes, r, &trits[base..i]) * PREV + prev;
                 let t = code(i, ctx);
                 trits[i] = t;
                 prev = t as usize;
@@ -171,24 +172,48 @@ impl Geometry {
         }
     }
 
+    /// The holes of the side to move's closable mills as far as its own stones
+    /// decide: the third point of each mill holding two of `own`'s stones, where the
+    /// side can put a stone (in hand, flying, or a stone of its own outside the
+    /// mill next to it). A hole counts while it is empty.
+    fn own_holes(&self, own: Bits) -> Vec<Bits> {
+        let adj = &self.rules.adjacency;
+        self.rules
+            .mills
+            .iter()
+            .filter(|&&m| (m & own).count_ones() == 2)
+            .filter(|&&m| {
+                let h = (m & !own).trailing_zeros() as usize;
+                self.any_own || adj[h] & own & !m != 0
+            })
+            .map(|&m| m & !own)
+            .collect()
+    }
+
     /// The context of the position `own`/`opp`, rank `r` in its class, without the
-    /// previous slot's result; `done` holds the class's results of ranks `0..r`.
+    /// previous slot's result; `holes` are [`Geometry::own_holes`] of `own`, `done`
+    /// the class's results of ranks `0..r`.
     #[inline]
-    fn context(&self, own: Bits, opp: Bits, r: u64, done: &[u8]) -> usize {
+    fn context(&self, own: Bits, opp: Bits, holes: &[Bits], r: u64, done: &[u8]) -> usize {
         let adj = &self.rules.adjacency;
         let empty = self.rules.all() & !(own | opp);
         let mut near = [0u8; 3];
         for p in points(opp) {
-            for q in points(adj[p as usize] & empty) {
+            // Sliding a stone to a lower point gives a lower colex rank in the class:
+            // an earlier slot. (Higher points give later slots, not decoded yet.)
+            for q in points(adj[p as usize] & empty & ((1 << p) - 1)) {
                 let n = self.idx.rank_among(opp ^ (1 << p) ^ (1 << q), own);
-                if n < r {
-                    let c = &mut near[done[n as usize] as usize];
-                    *c = (*c + 1).min(2);
-                }
+                debug_assert!(n < r);
+                let c = &mut near[done[n as usize] as usize];
+                *c = (*c + 1).min(2);
             }
         }
         let neighbours = 9 * near[1] as usize + 3 * near[0] as usize + near[2] as usize;
-        let own_closable = self.closable(own, empty, self.any_own);
+        let own_closable = holes
+            .iter()
+            .filter(|&&h| h & opp == 0)
+            .count()
+            .min(CLOSABLE - 1);
         let opp_closable = self.closable(opp, empty, self.any_opp);
         let own_mobility = MOBILITY_BUCKET[self.mobility(own, empty)] as usize;
         let opp_mobility = MOBILITY_BUCKET[self.mobility(opp, empty)] as usize;
