@@ -11,6 +11,10 @@
 //! cargo run --release --example format_bench -- blocks DB [K-L ...]
 //!     size and decompression time per block of real files written with smaller
 //!     blocks (what a cold probe or best ply pays per block it meets)
+//! cargo run --release --example format_bench -- decode DB SECTOR...
+//!     every WDL block of each named sector (`K-L` or `K-L-HK-HL`) decoded on one
+//!     thread: bits per slot, ns per slot and ms per block (what a cold WDL probe
+//!     pays), for zstd-coded and model-coded files alike
 //! cargo run --release --example format_bench -- probe DB [PROBES] [K-L ...]
 //!     random WDL and full probes per second (cold and warm, one thread), and
 //!     best-ply latency, per subspace present in DB (or the ones named; WDL only
@@ -296,6 +300,38 @@ fn open(db: &Path) -> Tablebase {
     tb
 }
 
+fn decode(args: &[String]) {
+    let tb = open(Path::new(&args[0]));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for name in &args[1..] {
+        let s = millbase::sector::Sector::parse(name).expect("SECTOR: K-L or K-L-HK-HL");
+        let f = tb.sector_file(s).unwrap();
+        let h = f.header();
+        let runs: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                pool.install(|| f.read_all_wdl().unwrap());
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        let secs = median(runs);
+        let blocks = h.size.div_ceil(h.wdl.block_slots as u64);
+        println!(
+            "{name}: {} slots, WDL {} ({}), {:.3} bit/slot, {blocks} blocks of {} slots: {:.1} ns/slot, {:.2} ms/block (median of 3, one thread)",
+            h.size,
+            h.wdl.encoding.name(),
+            if f.wdl_model() { "model" } else { "zstd" },
+            h.wdl.length as f64 * 8.0 / h.size as f64,
+            h.wdl.block_slots,
+            secs * 1e9 / h.size as f64,
+            secs * 1e3 / blocks as f64,
+        );
+    }
+}
+
 fn probe(args: &[String]) {
     let db = PathBuf::from(&args[0]);
     let n: usize = args
@@ -478,9 +514,10 @@ fn main() {
         Some("probe") if args.len() > 1 => probe(&args[1..]),
         Some("blocks") if args.len() > 1 => blocks(&args[1..]),
         Some("placement") if args.len() > 1 => placement(&args[1..]),
+        Some("decode") if args.len() > 2 => decode(&args[1..]),
         _ => {
             eprintln!(
-                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] [K-L ...] | placement DB [PROBES] [K-L-HK-HL ...] | blocks DB [K-L ...]"
+                "usage: format_bench synthetic [SLOTS] | recode DB [K-L ...] | probe DB [PROBES] [K-L ...] | placement DB [PROBES] [K-L-HK-HL ...] | blocks DB [K-L ...] | decode DB SECTOR..."
             );
             std::process::exit(2);
         }
