@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 use millbase::Rules;
-use millbase::format::{Expect, Section, SubspaceFile};
+use millbase::format::{Encoding, Expect, Section, SubspaceFile};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,7 +17,7 @@ pub struct InfoArgs {
     check: bool,
 }
 
-fn section_line(name: &str, s: &Section, size: u64) -> String {
+fn section_line(name: &str, s: &Section, size: u64, coding: &str) -> String {
     let bits = if size == 0 {
         0.0
     } else {
@@ -30,7 +30,7 @@ fn section_line(name: &str, s: &Section, size: u64) -> String {
         bits,
         s.blocks,
         s.block_slots,
-        s.encoding.name(),
+        coding,
         s.table_checksum,
         s.data_checksum
     )
@@ -57,7 +57,9 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         (false, true) => ", WDL don't-cares (flag 1)",
         _ => "",
     };
-    let free = if h.decisive_depths() {
+    let free = if h.loss_depths() {
+        ", depths of lost slots only (flags 4 and 8: wins one ply ahead)"
+    } else if h.decisive_depths() {
         ", depths of decisive slots only (flag 4)"
     } else {
         ""
@@ -92,9 +94,18 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     ));
     out.push_str(&format!("max distance   {} plies\n", h.max_distance));
     out.push_str(&format!("header xxh64   {:016x}\n", h.checksum));
-    out.push_str(&section_line("WDL", &h.wdl, h.size));
+    let wdl_coding = match h.wdl.encoding {
+        Encoding::Model if file.wdl_model() => {
+            "model (context model, range coder; block 0 the prior)"
+        }
+        Encoding::Model => {
+            "model, zstd trits5 blocks (empty prior: the model would not be smaller)"
+        }
+        e => e.name(),
+    };
+    out.push_str(&section_line("WDL", &h.wdl, h.size, wdl_coding));
     match &h.depth {
-        Some(d) => out.push_str(&section_line("depth", d, h.size)),
+        Some(d) => out.push_str(&section_line("depth", d, h.size, d.encoding.name())),
         None => {
             out.push_str("depth          none: a WDL-only file (win/draw/loss, no distances)\n")
         }
