@@ -569,6 +569,24 @@ mod tests {
     }
 
     #[test]
+    fn sectors_without_opponent_stones_or_own_stones_round_trip() {
+        let rules = Rules::with_stones(5);
+        for (k, l, hands) in [(1, 0, [4, 5]), (0, 1, [5, 4]), (0, 0, [5, 5]), (5, 0, [0, 0])] {
+            let g = Geometry::new(rules, k, l, hands);
+            let mut rng = SplitMix(k as u64 * 7 + l as u64);
+            let trits: Vec<u8> = (0..g.size()).map(|_| (rng.next_u64() % 3) as u8).collect();
+            let prior = count_prior(&g, |s| trits[s as usize]);
+            let model = Model::from_prior(&prior);
+            for b in 0..g.blocks() {
+                let r = g.block_range(b);
+                let block = &trits[r.start as usize..r.end as usize];
+                let coded = encode_block(&g, b, block, &model);
+                assert_eq!(decode_block(&g, b, &coded, &model), block, "{k}-{l}");
+            }
+        }
+    }
+
+    #[test]
     fn blocks_round_trip_and_skew_costs_less() {
         let rules = Rules::with_stones(4);
         let g = Geometry::new(rules, 3, 3, [0, 0]);
