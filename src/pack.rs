@@ -16,8 +16,8 @@
 
 use crate::dontcare::{FillCounts, allowed_trits, fill_wdl_with, wdl_freedoms};
 use crate::format::{
-    Encoding, FormatError, Header, SubspaceFile, VERSION_FLAGS, WriteOptions, write_subspace_with,
-    write_wdl_only_chosen, write_wdl_only_copy,
+    Encoding, Expect, FormatError, Header, SubspaceFile, VERSION_FLAGS, WriteOptions,
+    write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
 };
 use crate::index::Index;
 use crate::layout::{existing_files, open_finished_sector};
@@ -58,6 +58,23 @@ pub enum PackError {
         /// The rules of the output's manifest.
         found: String,
         /// The rules of the source.
+        expected: String,
+    },
+    /// The file written does not read back what was meant to be stored: it is
+    /// deleted (a bug in a coder, or a failing disk).
+    #[error(
+        "{}: the packed file reads result {found} at slot {slot}, where it should hold {expected}; it was deleted, the source is untouched (a bug or a failing disk: run the pack again, and report it if it repeats)",
+        path.display()
+    )]
+    Differs {
+        /// The packed file (deleted).
+        path: PathBuf,
+        /// The first slot that differs.
+        slot: u64,
+        /// What it reads (0 draw, 1 win, 2 loss).
+        found: u16,
+        /// What was to be stored: a trit, or (with don't-cares the model chose)
+        /// the mask of allowed trits (bit 0 draw, 1 win, 2 loss).
         expected: String,
     },
     /// The source has no database files.
@@ -129,6 +146,18 @@ pub fn pack_wdl_only(
     out: &Path,
     idx: &Index,
     opts: PackOptions,
+    done: impl FnMut(&PackReport),
+) -> Result<Vec<PackReport>, PackError> {
+    pack_wdl_only_sectors(src, out, idx, opts, &[], done)
+}
+
+/// [`pack_wdl_only`] of the sectors in `only` (every sector when empty).
+pub fn pack_wdl_only_sectors(
+    src: &Path,
+    out: &Path,
+    idx: &Index,
+    opts: PackOptions,
+    only: &[Sector],
     mut done: impl FnMut(&PackReport),
 ) -> Result<Vec<PackReport>, PackError> {
     std::fs::create_dir_all(out).map_err(io_error(out))?;
@@ -152,7 +181,10 @@ pub fn pack_wdl_only(
     };
     manifest.wdl_only = true;
     manifest.format_version = VERSION_FLAGS;
-    let files = existing_files(src, idx);
+    let files: Vec<_> = existing_files(src, idx)
+        .into_iter()
+        .filter(|(s, _)| only.is_empty() || only.contains(s))
+        .collect();
     if files.is_empty() {
         return Err(PackError::Empty {
             dir: src.to_path_buf(),
@@ -242,20 +274,59 @@ impl Job<'_> {
         for t in trits.iter_mut() {
             *t = [0, 2, 1][*t as usize];
         }
-        if let Some(allowed) = allowed {
-            let header = write_wdl_only_chosen(&path, &self.src.header().meta, &trits, &allowed)?;
-            return Ok((header, false, counts));
-        }
-        let opts = WriteOptions {
-            wdl_only: true,
-            wdl_dont_cares: fill || self.src.wdl_dont_cares(),
-            wdl_encoding: self.coding(),
-            ..WriteOptions::default()
+        let header = match &allowed {
+            Some(allowed) => {
+                write_wdl_only_chosen(&path, &self.src.header().meta, &trits, allowed)?
+            }
+            None => {
+                let opts = WriteOptions {
+                    wdl_only: true,
+                    wdl_dont_cares: fill || self.src.wdl_dont_cares(),
+                    wdl_encoding: self.coding(),
+                    ..WriteOptions::default()
+                };
+                write_subspace_with(&path, &self.src.header().meta, &trits, &opts)?
+            }
         };
-        let header = write_subspace_with(&path, &self.src.header().meta, &trits, &opts)?;
+        self.check(&path, &trits, allowed.as_deref())?;
         Ok((header, false, counts))
     }
 
+    /// Reads the file written to `path` back on every slot: each result must be
+    /// the one of `codes` (a draw, `Win(1)`, `Loss(0)`), or one of `allowed`'s where
+    /// the model chose. Deletes the file if not.
+    fn check(&self, path: &Path, codes: &[u16], allowed: Option<&[u8]>) -> Result<(), PackError> {
+        let (k, l) = self.sector.counts();
+        let expect = Expect::sector(
+            self.idx.rules().fingerprint(),
+            self.sector,
+            self.idx.size(k, l),
+        );
+        let stored = SubspaceFile::open(path, &expect)?.read_all_wdl()?;
+        let bad = stored.iter().enumerate().find_map(|(i, &t)| {
+            let ok = match allowed {
+                Some(a) => a[i] >> t & 1 == 1,
+                None => t == [0, 2, 1][codes[i] as usize],
+            };
+            (!ok).then_some((i, t))
+        });
+        let Some((slot, found)) = bad else {
+            return Ok(());
+        };
+        let _ = std::fs::remove_file(path);
+        Err(PackError::Differs {
+            path: path.to_path_buf(),
+            slot: slot as u64,
+            found,
+            expected: match allowed {
+                Some(a) => format!("one of the results {:03b}", a[slot]),
+                None => format!("{}", [0, 2, 1][codes[slot] as usize]),
+            },
+        })
+    }
+}
+
+impl Job<'_> {
     /// The WDL coding of the packed file.
     fn coding(&self) -> Encoding {
         self.opts.coding.unwrap_or(self.src.header().wdl.encoding)

@@ -308,6 +308,33 @@ fn the_command_line_on_a_packed_directory() {
     assert!(!ok && stderr.contains("source database"), "{stderr}");
     let (ok, _, stderr) = millbase(&["pack", "--db", src, "--out", dst]);
     assert!(!ok && stderr.contains("--wdl-only"), "{stderr}");
+    // One sector, re-coded by the model; a name that is no sector is refused.
+    let one = temp("cli-one");
+    let one_dst = one.to_str().unwrap();
+    let args = [
+        "pack",
+        "--wdl-only",
+        "--db",
+        src,
+        "--out",
+        one_dst,
+        "--only",
+        "3-3",
+    ];
+    let (ok, stdout, stderr) = millbase(&[&args[..], &["--wdl-coding", "model"]].concat());
+    assert!(ok && stdout.contains("packed 1 files"), "{stdout} {stderr}");
+    let (ok, _, stderr) = millbase(&[
+        "pack",
+        "--wdl-only",
+        "--db",
+        src,
+        "--out",
+        one_dst,
+        "--only",
+        "3-x",
+    ]);
+    assert!(!ok && stderr.contains("is not a sector"), "{stderr}");
+    std::fs::remove_dir_all(&one).unwrap();
     // A won moving-phase position and a placement position.
     for pos in [
         "O*O*****/@*@*****/O*****@* w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 1",

@@ -92,6 +92,17 @@ pub fn run() -> anyhow::Result<ExitCode> {
 }
 
 /// A count that must be at least 1 (`--games`, `--threads`).
+/// Sectors named `K-L` or `K-L-HK-HL` (an `--only` list).
+fn parse_sectors(names: &[String]) -> anyhow::Result<Vec<millbase::sector::Sector>> {
+    names
+        .iter()
+        .map(|s| {
+            millbase::sector::Sector::parse(s)
+                .ok_or_else(|| anyhow::anyhow!("'{s}' is not a sector (K-L or K-L-HK-HL)"))
+        })
+        .collect()
+}
+
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),

@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use millbase::format::Encoding;
 use millbase::index::Index;
-use millbase::pack::{PackOptions, PackReport, pack_wdl_only};
+use millbase::pack::{PackOptions, PackReport, pack_wdl_only_sectors};
 use millbase::probe::Tablebase;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +31,9 @@ pub struct PackArgs {
     /// arithmetic coder, format version 3: smaller, slower to decode cold).
     #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
     wdl_coding: String,
+    /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// No line per sector.
     #[arg(long)]
     quiet: bool,
@@ -71,7 +74,8 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
     };
     let start = std::time::Instant::now();
     let mut first = true;
-    let reports = pack_wdl_only(&a.db, &a.out, idx, opts, |r| {
+    let only = super::parse_sectors(&a.only)?;
+    let reports = pack_wdl_only_sectors(&a.db, &a.out, idx, opts, &only, |r| {
         if a.quiet {
             return;
         }

@@ -7,7 +7,6 @@ use millbase::dontcare::Fill;
 use millbase::index::Index;
 use millbase::probe::Tablebase;
 use millbase::repack::{RepackOptions, RepackReport, repack};
-use millbase::sector::Sector;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -84,13 +83,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
                 anyhow!("unknown fill '{name}': use loss, low, prev, loss0 or none")
             })?),
         };
-    let only = a
-        .only
-        .iter()
-        .map(|s| {
-            Sector::parse(s).ok_or_else(|| anyhow!("'{s}' is not a sector (K-L or K-L-HK-HL)"))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let only = super::parse_sectors(&a.only)?;
     let rules = Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     let opts = RepackOptions {

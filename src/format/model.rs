@@ -571,7 +571,12 @@ mod tests {
     #[test]
     fn sectors_without_opponent_stones_or_own_stones_round_trip() {
         let rules = Rules::with_stones(5);
-        for (k, l, hands) in [(1, 0, [4, 5]), (0, 1, [5, 4]), (0, 0, [5, 5]), (5, 0, [0, 0])] {
+        for (k, l, hands) in [
+            (1, 0, [4, 5]),
+            (0, 1, [5, 4]),
+            (0, 0, [5, 5]),
+            (5, 0, [0, 0]),
+        ] {
             let g = Geometry::new(rules, k, l, hands);
             let mut rng = SplitMix(k as u64 * 7 + l as u64);
             let trits: Vec<u8> = (0..g.size()).map(|_| (rng.next_u64() % 3) as u8).collect();
