@@ -311,28 +311,22 @@ fn the_command_line_on_a_packed_directory() {
     // One sector, re-coded by the model; a name that is no sector is refused.
     let one = temp("cli-one");
     let one_dst = one.to_str().unwrap();
-    let args = [
-        "pack",
-        "--wdl-only",
-        "--db",
-        src,
-        "--out",
-        one_dst,
-        "--only",
-        "3-3",
-    ];
-    let (ok, stdout, stderr) = millbase(&[&args[..], &["--wdl-coding", "model"]].concat());
+    let one_pack = |only: &str, extra: &[&str]| {
+        let args = [
+            "pack",
+            "--wdl-only",
+            "--db",
+            src,
+            "--out",
+            one_dst,
+            "--only",
+            only,
+        ];
+        millbase(&[&args[..], extra].concat())
+    };
+    let (ok, stdout, stderr) = one_pack("3-3", &["--wdl-coding", "model"]);
     assert!(ok && stdout.contains("packed 1 files"), "{stdout} {stderr}");
-    let (ok, _, stderr) = millbase(&[
-        "pack",
-        "--wdl-only",
-        "--db",
-        src,
-        "--out",
-        one_dst,
-        "--only",
-        "3-x",
-    ]);
+    let (ok, _, stderr) = one_pack("3-x", &[]);
     assert!(!ok && stderr.contains("is not a sector"), "{stderr}");
     std::fs::remove_dir_all(&one).unwrap();
     // A won moving-phase position and a placement position.
