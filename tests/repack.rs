@@ -213,7 +213,13 @@ fn the_5_stone_game_probes_and_plays_as_the_original() {
     for &s in &small {
         verify_clean(&dir, 5, Some(s));
     }
-    // The arena's perfect player plays the same games on both.
+    same_perfect_games(game5(), &dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The arena's perfect player plays the same 12 games (6 random plies, then
+/// perfect play) on both directories, and none of its plies is a blunder.
+fn same_perfect_games(original: &Path, copy: &Path) {
     let play = |d: &Path| {
         let tb = Arc::new(Tablebase::open(d).unwrap());
         let mut c = ArenaConfig::new("perfect".parse().unwrap(), "perfect".parse().unwrap(), 12);
@@ -224,7 +230,7 @@ fn the_5_stone_game_probes_and_plays_as_the_original() {
         c.db_dir = Some(d.to_path_buf());
         arena::run(&c, &|_| {}).unwrap()
     };
-    let (a, b) = (play(game5()), play(&dir));
+    let (a, b) = (play(original), play(copy));
     assert_eq!(a.len(), 12);
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.moves, y.moves);
@@ -232,7 +238,6 @@ fn the_5_stone_game_probes_and_plays_as_the_original() {
         assert_eq!((x.winner, x.plies), (y.winner, y.plies));
         assert!(y.blunders.is_empty() && y.inaccurate == [0, 0]);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -605,5 +610,6 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     for &s in &some {
         verify_clean(&dir, 5, Some(s));
     }
+    same_perfect_games(game5(), &dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
