@@ -33,14 +33,22 @@ static TRITS: [[u8; 5]; 243] = {
     t
 };
 
+/// Trits (0 draw, 1 win, 2 loss) packed five to a byte ([`Encoding::Trits5`]).
+pub(super) fn trits5(trits: impl ExactSizeIterator<Item = u8>, out: &mut Vec<u8>) {
+    let mut byte = [0u8; 5];
+    let n = trits.len();
+    for (i, t) in trits.enumerate() {
+        byte[i % 5] = t;
+        if i % 5 == 4 || i + 1 == n {
+            out.push(byte[..=i % 5].iter().rev().fold(0u8, |acc, &t| acc * 3 + t));
+        }
+    }
+}
+
 pub(super) fn pack_wdl(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
     out.clear();
     match encoding {
-        Encoding::Trits5 | Encoding::Model => out.extend(
-            codes
-                .chunks(5)
-                .map(|c| c.iter().rev().fold(0u8, |acc, &code| acc * 3 + trit(code))),
-        ),
+        Encoding::Trits5 | Encoding::Model => trits5(codes.iter().map(|&c| trit(c)), out),
         Encoding::Bits2 => out.extend(codes.chunks(4).map(|c| {
             c.iter()
                 .enumerate()

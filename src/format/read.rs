@@ -3,7 +3,7 @@
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
 use super::model::{Geometry, Model, decode_block, load_prior};
-use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at};
+use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at, trits5};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
     FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
@@ -432,10 +432,9 @@ impl SectionReader {
         {
             let src = self.compressed(path, map, self.entry(b))?;
             let trits = decode_block(geometry, b, src, &Model::from_prior(prior));
-            return Ok(trits
-                .chunks(5)
-                .map(|c| c.iter().rev().fold(0u8, |acc, &t| acc * 3 + t))
-                .collect());
+            let mut raw = Vec::with_capacity(trits.len().div_ceil(5));
+            trits5(trits.into_iter(), &mut raw);
+            return Ok(raw);
         }
         let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
         self.decode_len(path, map, b, raw_len)

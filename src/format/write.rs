@@ -105,10 +105,15 @@ pub fn write_subspace_with(
     opts: &WriteOptions,
 ) -> Result<Header, FormatError> {
     let file = encode_subspace(path, meta, codes, opts, None)?;
-    // The header as a reader sees it: what the file holds, and the sizes of its
-    // sections for the manifest.
-    let header = parse_header(path, &file, file.len() as u64)?;
-    write_atomic(path, &file)?;
+    write_encoded(path, &file)
+}
+
+/// Writes the encoded `file` to `path` atomically and returns its header as a
+/// reader sees it: what the file holds, and the sizes of its sections for the
+/// manifest.
+fn write_encoded(path: &Path, file: &[u8]) -> Result<Header, FormatError> {
+    let header = parse_header(path, file, file.len() as u64)?;
+    write_atomic(path, file)?;
     Ok(header)
 }
 
@@ -143,9 +148,7 @@ pub fn write_wdl_only_chosen(
         return Err(input_error(path, "bad allowed results".into()));
     }
     let file = encode_subspace(path, meta, codes, &opts, Some(allowed))?;
-    let header = parse_header(path, &file, file.len() as u64)?;
-    write_atomic(path, &file)?;
-    Ok(header)
+    write_encoded(path, &file)
 }
 
 /// The complete file contents; with `allowed`, the WDL section model-coded with the
@@ -188,8 +191,9 @@ fn encode_subspace(
                 })
         })
         .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    // A WDL-only file's distances say nothing (its codes carry results only), and a full file's filled values are no longer than the longest true
-    // ones (they are worse than the truth, copied from other slots or `Loss(0)`).
+    // A WDL-only file's distances say nothing (its codes carry results only), and
+    // a full file's filled values are no longer than the longest true ones (they
+    // are worse than the truth, copied from other slots or `Loss(0)`).
     let longest = (meta.counts.longest_win, meta.counts.longest_loss);
     let consistent = if opts.wdl_dont_cares || opts.wdl_only {
         true
