@@ -54,8 +54,6 @@ const LIMIT: u32 = 255;
 const PRIOR_COUNT: u32 = 12;
 /// The zstd level of the stored prior.
 const PRIOR_LEVEL: i32 = 19;
-/// The most slots the prior is counted over (evenly spread blocks).
-const PRIOR_SAMPLE: u64 = 1 << 24;
 
 /// `RATE[n] = 2^16 / (n + 1.5)`: the adaptation step of a node seen `n` times.
 static RATE: [u32; LIMIT as usize + 1] = {
@@ -472,17 +470,11 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
 }
 
 /// The prior of a sector whose trits are `trit(slot)`: each node's probability of a
-/// 0 bit over evenly spread blocks (about [`PRIOR_SAMPLE`] slots), 0 where a
-/// context was never seen.
+/// 0 bit over every block of the sector, 0 where a context was never seen.
 pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
     use rayon::prelude::*;
-    let blocks = g.blocks();
-    let stride = (g.size() / PRIOR_SAMPLE.max(1))
-        .max(1)
-        .div_ceil(g.block_slots()) as usize;
-    let counts = (0..blocks)
+    let counts = (0..g.blocks())
         .into_par_iter()
-        .step_by(stride.max(1))
         .map(|b| {
             let range = g.block_range(b);
             let truth: Vec<u8> = range.clone().map(&trit).collect();
