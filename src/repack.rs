@@ -148,6 +148,9 @@ pub struct RepackOptions {
     /// Model-code the WDL section ([`crate::format::Encoding::Model`], format
     /// version 3) instead of zstd over packed trits.
     pub wdl_model: bool,
+    /// Model-code the depth section ([`crate::format::Encoding::DepthModel`],
+    /// format version 4); only with `loss_depths` and `wdl_model`.
+    pub depth_model: bool,
 }
 
 /// How many won slots of a file with loss-only depths [`check_repacked`] values
@@ -166,6 +169,7 @@ impl Default for RepackOptions {
             depth_level: DEPTH_LEVEL,
             loss_depths: false,
             wdl_model: false,
+            depth_model: false,
         }
     }
 }
@@ -231,6 +235,7 @@ pub fn repack(
             depth_level: opts.depth_level,
             loss_depths: opts.loss_depths,
             wdl_model: opts.wdl_model,
+            depth_model: opts.depth_model,
             in_place,
         };
         let (header, kept, filled) = job.run()?;
@@ -269,6 +274,7 @@ struct Job<'a> {
     depth_level: i32,
     loss_depths: bool,
     wdl_model: bool,
+    depth_model: bool,
     in_place: bool,
 }
 
@@ -299,7 +305,12 @@ impl Job<'_> {
         let h = f.header();
         let depths = h.decisive_depths() && h.loss_depths() == self.loss_depths;
         let coding = (h.wdl.encoding == Encoding::Model) == self.wdl_model;
-        depths && coding && (f.value_dont_cares() || self.fill.is_none())
+        // Distances too long for the depth model stay zstd (half-u16).
+        let depth_coding = h.depth.is_some_and(|d| {
+            (d.encoding == Encoding::DepthModel) == self.depth_model
+                || d.encoding == Encoding::HalfU16
+        });
+        depths && coding && depth_coding && (f.value_dont_cares() || self.fill.is_none())
     }
 
     /// The repacked file's header if the destination holds one made from this
@@ -364,6 +375,7 @@ impl Job<'_> {
             } else {
                 Encoding::Trits5
             },
+            depth_model: self.depth_model,
             ..WriteOptions::default()
         };
         write_subspace_with(staging, &self.src.header().meta, &codes, &opts)?;

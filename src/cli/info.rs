@@ -105,7 +105,18 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     };
     out.push_str(&section_line("WDL", &h.wdl, h.size, wdl_coding));
     match &h.depth {
-        Some(d) => out.push_str(&section_line("depth", d, h.size, d.encoding.name())),
+        Some(d) => {
+            let coding = match d.encoding {
+                Encoding::DepthModel if file.depth_model() => {
+                    "depth model (lost slots' distances, context model; block 0 the prior)"
+                }
+                Encoding::DepthModel => {
+                    "depth model, zstd half-u8 blocks (empty prior: the model would not be smaller)"
+                }
+                e => e.name(),
+            };
+            out.push_str(&section_line("depth", d, h.size, coding))
+        }
         None => {
             out.push_str("depth          none: a WDL-only file (win/draw/loss, no distances)\n")
         }

@@ -1,7 +1,7 @@
 //! `repack`: full files with value don't-cares (format version 2), in place or into
 //! another directory.
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use millbase::dontcare::Fill;
 use millbase::index::Index;
@@ -43,6 +43,12 @@ pub struct RepackArgs {
     /// slower to decode cold; `docs/FORMAT.md`, "Model coding").
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     wdl_coding: String,
+    /// How to code the depth section: `zstd` (what `millbase build` writes) or
+    /// `model` (an adaptive context model over the lost slots' distances, format
+    /// version 4; needs `--depths losses --wdl-coding model`; `docs/FORMAT.md`,
+    /// "Model-coded depths").
+    #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
+    depth_coding: String,
     /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -93,7 +99,11 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
         depth_level: a.depth_level,
         loss_depths: a.depths == "losses",
         wdl_model: a.wdl_coding == "model",
+        depth_model: a.depth_coding == "model",
     };
+    if opts.depth_model && !(opts.loss_depths && opts.wdl_model) {
+        bail!("--depth-coding model needs --depths losses and --wdl-coding model");
+    }
     let start = std::time::Instant::now();
     let mut first = true;
     let reports = repack(&a.db, idx, &opts, |r| {

@@ -37,6 +37,7 @@
 //! lock and allocates nothing.
 
 mod checksum;
+mod depth_model;
 mod error;
 mod model;
 mod pack;
@@ -66,13 +67,17 @@ use crate::value::Counts;
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// The newest format version this code reads, and the one it writes for a file whose
-/// WDL section is model-coded ([`Encoding::Model`]). Version 2 added the header
-/// flags (decisive-only depths, don't-cares) and the WDL-only file (one section, no
-/// distances); version 3 adds the model-coded WDL section. A file is written with
-/// the lowest version that describes it (a full file without flags as version 1,
-/// only on request: [`WriteOptions::decisive_depths`] is on by default); readers
-/// accept all three.
-pub const VERSION: u32 = 3;
+/// depth section is model-coded ([`Encoding::DepthModel`]). Version 2 added the
+/// header flags (decisive-only depths, don't-cares) and the WDL-only file (one
+/// section, no distances); version 3 the model-coded WDL section; version 4 the
+/// model-coded depth section (with a model-coded WDL section). A file is written
+/// with the lowest version that describes it (a full file without flags as version
+/// 1, only on request: [`WriteOptions::decisive_depths`] is on by default); readers
+/// accept all four.
+pub const VERSION: u32 = 4;
+/// The version of a file whose WDL section is model-coded ([`Encoding::Model`])
+/// and whose depth section (if any) is zstd-compressed.
+pub const VERSION_WDL_MODEL: u32 = 3;
 /// The version of a file with header flags or without a depth section, whose WDL
 /// section is zstd-compressed.
 pub const VERSION_FLAGS: u32 = 2;
@@ -142,6 +147,12 @@ pub enum Encoding {
     /// arithmetic-coded with a context model; block 0 of the section is the model's
     /// prior. Decoded, a block is laid out as [`Encoding::Trits5`].
     Model = 5,
+    /// Depth of the lost slots only ([`FLAG_LOSS_DEPTHS`]), model-coded (format
+    /// version 4) in the WDL model's blocks of whole classes; block 0 of the section
+    /// is the model's prior, or empty where zstd was smaller (the blocks are then
+    /// [`Encoding::HalfU8`], zstd-compressed). Decoded, a block is laid out as
+    /// [`Encoding::HalfU8`].
+    DepthModel = 6,
 }
 
 impl Encoding {
@@ -152,6 +163,7 @@ impl Encoding {
             3 => Encoding::HalfU8,
             4 => Encoding::HalfU16,
             5 => Encoding::Model,
+            6 => Encoding::DepthModel,
             _ => return None,
         })
     }
@@ -161,7 +173,7 @@ impl Encoding {
         match self {
             Encoding::Trits5 | Encoding::Model => n.div_ceil(5),
             Encoding::Bits2 => n.div_ceil(4),
-            Encoding::HalfU8 => n,
+            Encoding::HalfU8 | Encoding::DepthModel => n,
             Encoding::HalfU16 => 2 * n,
         }
     }
@@ -179,6 +191,7 @@ impl Encoding {
             Encoding::HalfU8 => "half-u8",
             Encoding::HalfU16 => "half-u16",
             Encoding::Model => "model",
+            Encoding::DepthModel => "depth model",
         }
     }
 }

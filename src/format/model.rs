@@ -42,7 +42,7 @@ const PREV: usize = 4;
 /// Number of contexts.
 pub const CONTEXTS: usize = NEIGHBOURS * CLOSABLE * CLOSABLE * MOBILITY * MOBILITY * PREV;
 /// Binary decisions per context: decisive or not, then loss or not.
-const NODES: usize = 2 * CONTEXTS;
+pub(super) const NODES: usize = 2 * CONTEXTS;
 /// Probabilities are of a bit being 0, in units of 2^-16.
 const ONE: u32 = 1 << 16;
 /// The least and greatest probability a node takes.
@@ -89,13 +89,13 @@ static MOBILITY_BUCKET: [u8; 64] = {
 /// or flies).
 #[derive(Clone, Copy)]
 pub struct Geometry {
-    idx: &'static Index,
-    rules: &'static Rules,
-    k: u32,
-    l: u32,
+    pub(super) idx: &'static Index,
+    pub(super) rules: &'static Rules,
+    pub(super) k: u32,
+    pub(super) l: u32,
     any_own: bool,
-    any_opp: bool,
-    per_class: u64,
+    pub(super) any_opp: bool,
+    pub(super) per_class: u64,
     size: u64,
     block_slots: u64,
 }
@@ -234,7 +234,7 @@ impl Geometry {
     /// Mills with two of `side`'s stones and an empty third point that `side` can
     /// fill with its next ply (`any`: it can put a stone anywhere), at most 3.
     #[inline]
-    fn closable(&self, side: Bits, empty: Bits, any: bool) -> usize {
+    pub(super) fn closable(&self, side: Bits, empty: Bits, any: bool) -> usize {
         let adj = &self.rules.adjacency;
         let mut n = 0;
         for &m in &self.rules.mills {
@@ -254,7 +254,7 @@ impl Geometry {
 /// probability of a 0 bit, `n` how often the node adapted, up to [`LIMIT`]).
 #[derive(Clone)]
 pub struct Model {
-    nodes: Vec<u32>,
+    pub(super) nodes: Vec<u32>,
 }
 
 impl Model {
@@ -294,7 +294,7 @@ impl Model {
 
     /// Node `i`'s probability of a 0 bit, then adapts it to `bit`.
     #[inline]
-    fn adapt(&mut self, i: usize, bit: bool) -> u32 {
+    pub(super) fn adapt(&mut self, i: usize, bit: bool) -> u32 {
         let s = self.nodes[i];
         let (p, n) = (s & 0xFFFF, s >> 16);
         let rate = RATE[n as usize];
@@ -309,7 +309,7 @@ impl Model {
 }
 
 /// The range encoder (carry-propagating, 32-bit range, bytes out).
-struct Encoder {
+pub(super) struct Encoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -318,7 +318,7 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn new() -> Encoder {
+    pub(super) fn new() -> Encoder {
         Encoder {
             low: 0,
             range: u32::MAX,
@@ -330,7 +330,7 @@ impl Encoder {
 
     /// Codes `bit` with probability `p0` (of a 0) in units of 2^-16.
     #[inline]
-    fn bit(&mut self, p0: u32, bit: bool) {
+    pub(super) fn bit(&mut self, p0: u32, bit: bool) {
         let bound = (self.range >> 16) * p0;
         if bit {
             self.low += bound as u64;
@@ -359,7 +359,7 @@ impl Encoder {
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
 
-    fn finish(mut self) -> Vec<u8> {
+    pub(super) fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
             self.shift_low();
         }
@@ -369,7 +369,7 @@ impl Encoder {
 
 /// The range decoder matching [`Encoder`]. Past the end of its input it reads
 /// zeros (a damaged block is caught by its checksum before it is decoded).
-struct Decoder<'a> {
+pub(super) struct Decoder<'a> {
     code: u32,
     range: u32,
     src: &'a [u8],
@@ -377,7 +377,7 @@ struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
-    fn new(src: &'a [u8]) -> Decoder<'a> {
+    pub(super) fn new(src: &'a [u8]) -> Decoder<'a> {
         let mut d = Decoder {
             code: 0,
             range: u32::MAX,
@@ -398,7 +398,7 @@ impl<'a> Decoder<'a> {
     }
 
     #[inline]
-    fn bit(&mut self, p0: u32) -> bool {
+    pub(super) fn bit(&mut self, p0: u32) -> bool {
         let bound = (self.range >> 16) * p0;
         let bit = self.code >= bound;
         if bit {
@@ -500,6 +500,12 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
                 a
             },
         );
+    prior_of_counts(&counts)
+}
+
+/// Each node's probability of a 0 bit from its counts of 0 and 1 bits, 0 where
+/// there are none (a stored prior).
+pub(super) fn prior_of_counts(counts: &[[u32; 2]]) -> Vec<u16> {
     counts
         .iter()
         .map(|&[zero, one]| {
@@ -518,14 +524,14 @@ pub fn store_prior(prior: &[u16]) -> std::io::Result<Vec<u8>> {
     zstd::bulk::compress(&raw, PRIOR_LEVEL)
 }
 
-/// The prior from its stored bytes, or why they are not one.
-pub fn load_prior(stored: &[u8]) -> Result<Vec<u16>, String> {
-    let raw = zstd::bulk::decompress(stored, 2 * NODES).map_err(|e| e.to_string())?;
-    if raw.len() != 2 * NODES {
+/// A prior of `nodes` probabilities from its stored bytes, or why they are not one.
+pub(super) fn load_prior_of(stored: &[u8], nodes: usize) -> Result<Vec<u16>, String> {
+    let raw = zstd::bulk::decompress(stored, 2 * nodes).map_err(|e| e.to_string())?;
+    if raw.len() != 2 * nodes {
         return Err(format!(
             "the model's prior holds {} bytes, {} expected",
             raw.len(),
-            2 * NODES
+            2 * nodes
         ));
     }
     Ok(raw
@@ -598,7 +604,7 @@ mod tests {
             })
             .collect();
         let prior = count_prior(&g, |s| trits[s as usize]);
-        let prior = load_prior(&store_prior(&prior).unwrap()).unwrap();
+        let prior = load_prior_of(&store_prior(&prior).unwrap(), NODES).unwrap();
         let model = Model::from_prior(&prior);
         let mut bytes = 0;
         for b in 0..g.blocks() {

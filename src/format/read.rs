@@ -2,7 +2,7 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
-use super::model::{Geometry, Model, decode_block, load_prior};
+use super::model::{Geometry, Model, decode_block, load_prior_of};
 use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at, trits5};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
@@ -10,6 +10,7 @@ use super::{
     KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta,
     VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
+use super::{depth_model, model};
 use crate::cache::{BlockCache, Key};
 use crate::rules::Rules;
 use crate::value::{Counts, Value, Wdl};
@@ -36,31 +37,35 @@ struct SectionReader {
     name: &'static str,
     /// The section's number in cache keys.
     number: u8,
-    /// The coder of a model-coded WDL section ([`Encoding::Model`]), whose block 0
-    /// is the prior and block `b + 1` holds the slots of block `b`.
+    /// The coder of a model-coded section ([`Encoding::Model`],
+    /// [`Encoding::DepthModel`]), whose block 0 is the prior and block `b + 1`
+    /// holds the slots of block `b`.
     model: Option<ModelCodec>,
 }
 
-/// What decodes the blocks of a model-coded WDL section.
+/// What decodes the blocks of a model-coded section.
 struct ModelCodec {
     geometry: Geometry,
+    /// Nodes of the section's model (its prior's length).
+    nodes: usize,
     /// The stored prior, one probability per node; `None` where the writer found
     /// zstd smaller (an empty block 0): the blocks are then zstd-compressed trits.
     prior: Option<Vec<u16>>,
 }
 
 impl ModelCodec {
-    /// The coder of `header`'s WDL section, checked against the rules the header
-    /// names (which this program must know) and the section's geometry.
-    fn new(path: &Path, header: &Header) -> Result<ModelCodec, FormatError> {
+    /// The coder of `header`'s `section` (`"WDL"` or `"depth"`), checked against the
+    /// rules the header names (which this program must know) and the section's
+    /// geometry.
+    fn new(path: &Path, header: &Header, section: &str) -> Result<ModelCodec, FormatError> {
         let meta = &header.meta;
         let rules = Rules::by_name(&meta.variant)
             .filter(|r| r.fingerprint() == meta.fingerprint)
             .ok_or_else(|| FormatError::Mismatch {
                 path: path.to_path_buf(),
                 what: format!(
-                    "its WDL section is model-coded for rules '{}' (fingerprint {:016x}), which this program does not know; probe it with the millbase that wrote it, or repack the source without `--wdl-coding model`",
-                    meta.variant, meta.fingerprint
+                    "its {section} section is model-coded for rules '{}' (fingerprint {:016x}), which this program does not know; probe it with the millbase that wrote it, or repack the source without `--{}-coding model`",
+                    meta.variant, meta.fingerprint, section.to_lowercase()
                 ),
             })?;
         let geometry = Geometry::new(rules, meta.k, meta.l, meta.hands);
@@ -68,14 +73,20 @@ impl ModelCodec {
             return Err(FormatError::Corrupt {
                 path: path.to_path_buf(),
                 what: format!(
-                    "model-coded WDL section of {} slots; the rules give {}",
+                    "model-coded {section} section of {} slots; the rules give {}",
                     header.size,
                     geometry.size()
                 ),
             });
         }
+        let nodes = if section == "WDL" {
+            model::NODES
+        } else {
+            depth_model::NODES
+        };
         Ok(ModelCodec {
             geometry,
+            nodes,
             prior: None,
         })
     }
@@ -269,6 +280,15 @@ pub(super) fn parse_header(
             wdl.encoding.name()
         )));
     }
+    // Version 4 is version 3 with a model-coded depth section, which holds the lost
+    // slots' distances only.
+    let depth_model = depth.is_some_and(|d| d.encoding == Encoding::DepthModel);
+    if depth_model != (version >= 4) || (depth_model && flags & FLAG_LOSS_DEPTHS == 0) {
+        let coding = depth.map_or("no", |d| d.encoding.name());
+        return Err(corrupt(format!(
+            "a version {version} file with {coding} depth section and flags {flags:#x}"
+        )));
+    }
     Ok(Header {
         version,
         flags,
@@ -376,7 +396,7 @@ impl SectionReader {
             let stored = reader.compressed(path, map, 0)?;
             if !stored.is_empty() {
                 m.prior = Some(
-                    load_prior(stored)
+                    load_prior_of(stored, m.nodes)
                         .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?,
                 );
                 if m.geometry.block_slots() != info.block_slots as u64 {
@@ -428,6 +448,7 @@ impl SectionReader {
         if let Some(ModelCodec {
             geometry,
             prior: Some(prior),
+            ..
         }) = &self.model
         {
             let src = self.compressed(path, map, self.entry(b))?;
@@ -467,15 +488,25 @@ impl SectionReader {
         entries: DepthEntries,
         trits: &[u8],
     ) -> Result<Vec<u8>, FormatError> {
-        let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
-        let raw_len = self.info.encoding.raw_len(stored) as usize;
-        let packed = self.decode_len(path, map, b, raw_len)?;
-        expand_depth(self.info.encoding, entries, trits, &packed).ok_or_else(|| {
-            FormatError::Corrupt {
-                path: path.to_path_buf(),
-                what: format!("depth block {b} does not match its WDL"),
-            }
-        })
+        let mismatch = || FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("depth block {b} does not match its WDL"),
+        };
+        let packed = if let Some(ModelCodec {
+            geometry,
+            prior: Some(prior),
+            ..
+        }) = &self.model
+        {
+            let src = self.compressed(path, map, self.entry(b))?;
+            depth_model::decode_block(geometry, b, trits, src, &Model::from_prior(prior))
+                .ok_or_else(mismatch)?
+        } else {
+            let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
+            let raw_len = self.info.encoding.raw_len(stored) as usize;
+            self.decode_len(path, map, b, raw_len)?
+        };
+        expand_depth(self.info.encoding, entries, trits, &packed).ok_or_else(mismatch)
     }
 
     /// `read` applied to block `b`, from `cache` or loaded into it by `load`.
@@ -585,14 +616,19 @@ impl SubspaceFile {
             ));
         }
         let model = (header.wdl.encoding == Encoding::Model)
-            .then(|| ModelCodec::new(path, &header))
+            .then(|| ModelCodec::new(path, &header, "WDL"))
             .transpose()?;
         let names = ("WDL", "WDL table");
         let wdl = SectionReader::new(path, &map, header.wdl, header.size, names, model)?;
         let names = ("depth", "depth table");
         let depth = header
             .depth
-            .map(|d| SectionReader::new(path, &map, d, header.size, names, None))
+            .map(|d| {
+                let model = (d.encoding == Encoding::DepthModel)
+                    .then(|| ModelCodec::new(path, &header, "depth"))
+                    .transpose()?;
+                SectionReader::new(path, &map, d, header.size, names, model)
+            })
             .transpose()?;
         if header.file_bytes() != file_len {
             return Err(corrupt("bytes after the last section"));
@@ -681,6 +717,15 @@ impl SubspaceFile {
     /// writer chooses where the model would not be smaller).
     pub fn wdl_model(&self) -> bool {
         matches!(self.wdl.model, Some(ModelCodec { prior: Some(_), .. }))
+    }
+
+    /// Whether the depth section is decoded by the depth model: model-coded
+    /// ([`Encoding::DepthModel`]) and not zstd-coded behind an empty prior.
+    pub fn depth_model(&self) -> bool {
+        matches!(
+            self.depth.as_ref().and_then(|d| d.model.as_ref()),
+            Some(ModelCodec { prior: Some(_), .. })
+        )
     }
 
     /// Whether the WDL section holds don't-cares ([`super::FLAG_WDL_DONT_CARES`]):

@@ -639,9 +639,11 @@ fn model_coded_files_read_back_every_slot() {
     let rules = crate::Rules::with_stones(5);
     let idx = crate::index::Index::for_rules(rules);
     for (k, l, hands, entries) in [
-        (3, 4, [0, 0], (true, false)),
-        (4, 4, [1, 1], (true, true)),
-        (2, 1, [3, 3], (false, false)),
+        (3, 4, [0, 0], (true, false, false)),
+        (4, 4, [1, 1], (true, true, false)),
+        (4, 4, [0, 0], (true, true, true)),
+        (2, 1, [3, 3], (false, false, false)),
+        (2, 1, [3, 3], (true, true, true)),
     ] {
         let codes = if k == 2 {
             realistic_codes(idx.size(k, l) as usize, 5 + k as u64)
@@ -653,15 +655,20 @@ fn model_coded_files_read_back_every_slot() {
             wdl_encoding: Encoding::Model,
             decisive_depths: entries.0,
             loss_depths: entries.1,
+            depth_model: entries.2,
             ..small_opts()
         };
         let path = dir.join(format!("{k}-{l}.mdb"));
         let h = write_subspace_with(&path, &meta, &codes, &opts).unwrap();
-        assert_eq!((h.version, h.wdl.encoding), (VERSION, Encoding::Model));
+        let version = [VERSION_WDL_MODEL, VERSION][entries.2 as usize];
+        assert_eq!((h.version, h.wdl.encoding), (version, Encoding::Model));
+        let depth_encoding = h.depth.unwrap().encoding;
+        assert_eq!(depth_encoding == Encoding::DepthModel, entries.2);
         let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
         f.verify_checksums().unwrap();
-        // The model pays on positional codes, not on the small random sector.
+        // The models pay on positional codes, not on the small random sector.
         assert_eq!(f.wdl_model(), k != 2, "{k}-{l}");
+        assert_eq!(f.depth_model(), k != 2 && entries.2, "{k}-{l}");
         let wdl = f.read_all_wdl().unwrap();
         for (i, &c) in codes.iter().enumerate() {
             assert_eq!(wdl[i] as u8, trit(c), "slot {i}");
@@ -691,7 +698,7 @@ fn model_coded_files_read_back_every_slot() {
         // A WDL-only copy keeps the model-coded section and its version.
         let copy = dir.join(format!("{k}-{l}.wdl.mdb"));
         let hc = write_wdl_only_copy(&f, &copy).unwrap();
-        assert_eq!(hc.version, VERSION);
+        assert_eq!(hc.version, VERSION_WDL_MODEL);
         let c = SubspaceFile::open(&copy, &Expect::any()).unwrap();
         assert_eq!(c.read_all_wdl().unwrap(), wdl);
     }
@@ -792,7 +799,7 @@ fn the_model_chooses_among_allowed_results_and_saves() {
     let hp = write_subspace_with(&plain, &meta, &as_codes, &opts).unwrap();
     let chosen = dir.join("chosen.mdb");
     let hc = write_wdl_only_chosen(&chosen, &meta, &as_codes, &allowed).unwrap();
-    assert!(hc.wdl_dont_cares() && hc.wdl_only() && hc.version == VERSION);
+    assert!(hc.wdl_dont_cares() && hc.wdl_only() && hc.version == VERSION_WDL_MODEL);
     let f = SubspaceFile::open(&chosen, &Expect::any()).unwrap();
     assert!(f.wdl_model());
     let stored = f.read_all_wdl().unwrap();

@@ -1,15 +1,17 @@
 //! Writing the file of a subspace: the codes packed and compressed block by block,
 //! the header, and an atomic replacement of the file.
 
+use super::depth_model;
 use super::model::{
     Geometry, Model, count_prior, encode_block, encode_block_choosing, store_prior,
 };
-use super::pack::{DepthEntries, pack_depth, pack_wdl, trit};
+use super::pack::{DepthEntries, half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
     FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
-    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL, xxh64,
+    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL,
+    VERSION_WDL_MODEL, xxh64,
 };
 use crate::rules::Rules;
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -55,6 +57,11 @@ pub struct WriteOptions {
     /// ([`super::FLAG_LOSS_DEPTHS`], with `decisive_depths`): a win's distance is
     /// found one ply ahead. Off by default (`millbase repack --depths losses`).
     pub loss_depths: bool,
+    /// Model-code the depth section ([`Encoding::DepthModel`], format version 4),
+    /// where zstd is not smaller: only with `loss_depths` and a model-coded WDL
+    /// section. A sector whose longest loss does not fit the model
+    /// ([`Encoding::HalfU16`]) keeps zstd (and version 3).
+    pub depth_model: bool,
 }
 
 impl Default for WriteOptions {
@@ -70,6 +77,7 @@ impl Default for WriteOptions {
             value_dont_cares: false,
             decisive_depths: true,
             loss_depths: false,
+            depth_model: false,
         }
     }
 }
@@ -171,6 +179,7 @@ fn encode_subspace(
         || opts.depth_block == 0
         || (opts.wdl_dont_cares && !opts.wdl_only)
         || (opts.value_dont_cares && opts.wdl_only)
+        || (opts.depth_model && (!opts.loss_depths || opts.wdl_encoding != Encoding::Model))
     {
         return Err(input_error(path, "bad write options".into()));
     }
@@ -250,7 +259,19 @@ fn encode_subspace(
             pack_depth(c, depth_encoding, entries, out)
         })
         .map_err(|e| FormatError::io(path, e))?;
-        Some(blocks)
+        if opts.depth_model && depth_encoding == Encoding::HalfU8 {
+            // The model where it is smaller; else the zstd blocks behind an empty prior.
+            let (model, per) = depth_model_blocks(path, meta, codes)?;
+            let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+            Some(if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
+                (Encoding::DepthModel, per, model)
+            } else {
+                let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
+                (Encoding::DepthModel, opts.depth_block, blocks)
+            })
+        } else {
+            Some((depth_encoding, opts.depth_block, blocks))
+        }
     };
 
     let mut file = vec![0u8; HEADER_LEN];
@@ -261,22 +282,18 @@ fn encode_subspace(
         wdl_block,
         &wdl_blocks,
     );
-    let depth = depth_blocks.map(|blocks| {
-        append_section(
-            &mut file,
-            KIND_DEPTH,
-            depth_encoding,
-            opts.depth_block,
-            &blocks,
-        )
+    let depth = depth_blocks.map(|(encoding, per, blocks)| {
+        append_section(&mut file, KIND_DEPTH, encoding, per, &blocks)
     });
 
     let h = &mut file[..HEADER_LEN];
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
     let decisive = depth.is_some() && entries != DepthEntries::Every;
-    let version = if opts.wdl_encoding == Encoding::Model {
+    let version = if depth.is_some_and(|d| d.encoding == Encoding::DepthModel) {
         VERSION
+    } else if opts.wdl_encoding == Encoding::Model {
+        VERSION_WDL_MODEL
     } else if depth.is_some() && !opts.value_dont_cares && !decisive {
         VERSION_FULL
     } else {
@@ -326,7 +343,8 @@ fn encode_subspace(
 /// the same header data and the same WDL section, byte for byte (its checksums are
 /// checked first), without the depth section, as format version 2. The WDL section
 /// of a file with value don't-cares follows the WDL rule, so the copy keeps
-/// [`FLAG_WDL_DONT_CARES`]. Returns the new file's header.
+/// [`FLAG_WDL_DONT_CARES`]. The copy is version 3 if the WDL section is
+/// model-coded, else version 2. Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
     let wdl = src.wdl_section_checked()?;
     let h = src.header();
@@ -337,7 +355,13 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     debug_assert_eq!(h.wdl.offset, HEADER_LEN as u64);
     file.extend_from_slice(wdl);
     let head = &mut file[..HEADER_LEN];
-    LE::write_u32(&mut head[8..], h.version.max(VERSION_FLAGS));
+    // The lowest version that describes the copy: version 4 names the depth model.
+    let version = if h.wdl.encoding == Encoding::Model {
+        VERSION_WDL_MODEL
+    } else {
+        VERSION_FLAGS
+    };
+    LE::write_u32(&mut head[8..], version);
     LE::write_u16(&mut head[102..], 1);
     head[152..200].fill(0);
     LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES);
@@ -348,16 +372,13 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     Ok(header)
 }
 
-/// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
-/// stored prior, then each block of whole classes coded in parallel (with
-/// `allowed`, the model's choice among each slot's allowed results); and the
-/// section's slots per block.
-fn model_blocks(
+/// The geometry of the model coders for `meta`'s sector, whose rules this program
+/// must know, checked against the number of `codes`.
+fn model_geometry(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
-    allowed: Option<&[u8]>,
-) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+) -> Result<Geometry, FormatError> {
     let rules = Rules::by_name(&meta.variant)
         .filter(|r| r.fingerprint() == meta.fingerprint)
         .ok_or_else(|| {
@@ -381,6 +402,20 @@ fn model_blocks(
             ),
         ));
     }
+    Ok(g)
+}
+
+/// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
+/// stored prior, then each block of whole classes coded in parallel (with
+/// `allowed`, the model's choice among each slot's allowed results); and the
+/// section's slots per block.
+fn model_blocks(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    allowed: Option<&[u8]>,
+) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+    let g = model_geometry(path, meta, codes)?;
     let prior = count_prior(&g, |s| trit(codes[s as usize]));
     let model = Model::from_prior(&prior);
     let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
@@ -394,6 +429,34 @@ fn model_blocks(
                 encode_block(&g, b, &trits, &model)
             }
         }
+    }));
+    Ok((blocks, g.block_slots() as u32))
+}
+
+/// The blocks of a model-coded depth section of `codes` with loss-only entries
+/// ([`Encoding::DepthModel`]): the stored prior, then each block of whole classes
+/// coded in parallel; and the section's slots per block. The half distances must
+/// fit the model ([`depth_model::MAX_HALF`]).
+fn depth_model_blocks(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+    let g = model_geometry(path, meta, codes)?;
+    let lost = |s: u64| trit(codes[s as usize]);
+    let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]));
+    let model = Model::from_prior(&prior);
+    let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
+    blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
+        let r = g.block_range(b);
+        let block = &codes[r.start as usize..r.end as usize];
+        let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
+        let halves: Vec<u8> = block
+            .iter()
+            .filter(|&&c| trit(c) == 2)
+            .map(|&c| half(c) as u8)
+            .collect();
+        depth_model::encode_block(&g, b, &trits, &halves, &model)
     }));
     Ok((blocks, g.block_slots() as u32))
 }
