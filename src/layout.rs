@@ -94,8 +94,8 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     if h.size != size {
         return Some(format!("has {} slots, the index has {size}", h.size));
     }
-    // A model-coded section has blocks of whole classes, or zstd's behind an empty
-    // prior where the model would not be smaller.
+    // A model-coded section (WDL or depth) has blocks of whole classes, or zstd's
+    // behind an empty prior where the model would not be smaller.
     let wdl_ok = match h.wdl.encoding {
         Encoding::Model => {
             h.wdl.block_slots == opts.wdl_block
@@ -114,8 +114,16 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     }
     // A WDL-only file (`millbase pack --wdl-only`) has no depth section.
     let depth = depth_encoding_for(h.max_distance);
+    let depth_ok = |d: &crate::format::Section| match d.encoding {
+        Encoding::DepthModel => {
+            depth == Encoding::HalfU8
+                && (d.block_slots == opts.depth_block
+                    || d.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl]))
+        }
+        e => (e, d.block_slots) == (depth, opts.depth_block),
+    };
     if let Some(d) = &h.depth
-        && (d.encoding, d.block_slots) != (depth, opts.depth_block)
+        && !depth_ok(d)
     {
         return Some(format!(
             "depth section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",

@@ -47,6 +47,10 @@ const FULL_BITS: u32 = 8;
 const ESCAPE_BASE: usize = CONTEXTS * NEAR;
 /// Number of nodes of the depth model.
 pub const NODES: usize = ESCAPE_BASE + CLOSABLE * (1 << FULL_BITS);
+/// Nodes used fewer times than this over a sector have no prior.
+const PRIOR_SEEN: u32 = 24;
+/// A stored prior's probabilities are multiples of this (in units of 2^-16).
+const PRIOR_STEP: u16 = 64;
 /// The largest half distance the model codes: a section of longer distances is
 /// stored with zstd ([`super::Encoding::HalfU16`]).
 pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
@@ -245,7 +249,21 @@ pub fn count_prior(
                 a
             },
         );
-    prior_of_counts(&counts)
+    // A node seen rarely starts from nothing (its prior would cost more than it
+    // saves), and the others' probabilities are rounded so the prior compresses.
+    let mut prior = prior_of_counts(&counts);
+    for (p, &[zero, one]) in prior.iter_mut().zip(&counts) {
+        *p = if zero + one < PRIOR_SEEN {
+            0
+        } else {
+            (*p + PRIOR_STEP / 2) / PRIOR_STEP * PRIOR_STEP
+        }
+        .clamp(
+            if *p == 0 { 0 } else { PRIOR_STEP },
+            u16::MAX - PRIOR_STEP + 1,
+        );
+    }
+    prior
 }
 
 #[cfg(test)]

@@ -821,3 +821,71 @@ fn the_model_chooses_among_allowed_results_and_saves() {
     assert!(write_wdl_only_chosen(&chosen, &meta, &as_codes, &bad).is_err());
     fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn model_coded_depths_refuse_damage_and_older_versions() {
+    let dir = tmpdir("depth-model-bad");
+    let rules = crate::Rules::with_stones(5);
+    let codes = positional_codes(rules, 4, 4, 3);
+    let meta = model_meta(rules, 4, 4, [0, 0], &codes);
+    let path = dir.join("4-4.mdb");
+    let opts = WriteOptions {
+        wdl_encoding: Encoding::Model,
+        loss_depths: true,
+        depth_model: true,
+        ..small_opts()
+    };
+    // The depth model needs loss-only depths and a model-coded WDL section.
+    for bad in [
+        WriteOptions {
+            loss_depths: false,
+            ..opts.clone()
+        },
+        WriteOptions {
+            wdl_encoding: Encoding::Trits5,
+            ..opts.clone()
+        },
+    ] {
+        let err = write_subspace_with(&path, &meta, &codes, &bad).unwrap_err();
+        assert!(err.to_string().contains("bad write options"), "{err}");
+    }
+    let h = write_subspace_with(&path, &meta, &codes, &opts).unwrap();
+    assert_eq!(h.version, VERSION);
+    let good = fs::read(&path).unwrap();
+    // A flipped byte in a depth block is a checksum error when the block is read.
+    let d = h.depth.unwrap();
+    let mut b = good.clone();
+    b[(d.offset + d.length) as usize - 2] ^= 0x10;
+    fs::write(&path, &b).unwrap();
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    assert!(f.depth_model());
+    let err = f.read_all_partial().unwrap_err();
+    assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
+    // A version 3 header with a model-coded depth section is refused, and so is a
+    // version 4 header whose depth entries are not the losses'.
+    for (version, flags) in [
+        (VERSION_WDL_MODEL, h.flags),
+        (VERSION, FLAG_DECISIVE_DEPTHS),
+    ] {
+        let mut b = good.clone();
+        LE::write_u32(&mut b[8..], version);
+        LE::write_u32(&mut b[202..], flags);
+        let sum = xxh64(&b[..HEADER_CHECKED]);
+        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+        fs::write(&path, &b).unwrap();
+        let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+        assert!(
+            err.to_string().contains("depth model depth section"),
+            "{err}"
+        );
+    }
+    // A WDL-only copy is version 3: version 4 names the depth model.
+    fs::write(&path, &good).unwrap();
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    let copy = dir.join("4-4.wdl.mdb");
+    assert_eq!(
+        write_wdl_only_copy(&f, &copy).unwrap().version,
+        VERSION_WDL_MODEL
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
