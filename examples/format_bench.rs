@@ -14,7 +14,8 @@
 //! cargo run --release --example format_bench -- decode DB SECTOR...
 //!     every WDL block of each named sector (`K-L` or `K-L-HK-HL`) decoded on one
 //!     thread: bits per slot, ns per slot and ms per block (what a cold WDL probe
-//!     pays), for zstd-coded and model-coded files alike
+//!     pays), for zstd-coded and model-coded files alike; then the depth section's
+//!     share of reading every value (ns per lost slot, ms per depth block)
 //! cargo run --release --example format_bench -- probe DB [PROBES] [K-L ...]
 //!     random WDL and full probes per second (cold and warm, one thread), and
 //!     best-ply latency, per subspace present in DB (or the ones named; WDL only
@@ -328,6 +329,27 @@ fn decode(args: &[String]) {
             h.wdl.block_slots,
             secs * 1e9 / h.size as f64,
             secs * 1e3 / blocks as f64,
+        );
+        let Some(d) = h.depth else { continue };
+        // The depth section's share: every value read, less the WDL read above.
+        let runs: Vec<f64> = (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                pool.install(|| f.read_all_partial().unwrap());
+                t.elapsed().as_secs_f64() - secs
+            })
+            .collect();
+        let secs = median(runs);
+        let lost = h.meta.counts.losses.max(1);
+        println!(
+            "{name}: depth section {} ({}), {:.3} bit/slot, {} blocks of {} slots: {:.1} ns per lost slot, {:.2} ms/block beyond the WDL (median of 3, one thread)",
+            d.encoding.name(),
+            if f.depth_model() { "model" } else { "zstd" },
+            d.length as f64 * 8.0 / h.size as f64,
+            d.blocks,
+            d.block_slots,
+            secs * 1e9 / lost as f64,
+            secs * 1e3 / d.blocks as f64,
         );
     }
 }

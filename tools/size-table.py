@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Size tables from the log of `millbase repack` (its line per sector).
 
-    tools/size-table.py REPACK.LOG [--full]
+    tools/size-table.py REPACK.LOG [--full] [--before EARLIER.LOG ...]
 
 Prints Markdown: bits per slot of the WDL and depth sections before (the source
 directory) and after (the repacked one), summed over the moving phase (per
@@ -10,6 +10,10 @@ in both hands), then the totals. With `--full`, one row per sector instead.
 Sectors the log reports as "already repacked" count too (the log still gives
 their sizes). Bytes are recovered from bits per slot and slots, so totals are
 rounded to about a byte per sector.
+
+With `--before`, "before" is what an earlier repack wrote (the "after" columns of
+its logs, later logs winning) instead of the source directory, for the sectors
+both logs have: the gain of a new coding over the last one.
 """
 
 import sys
@@ -48,6 +52,14 @@ def main():
         sys.exit(2)
     full = "--full" in sys.argv
     data = rows(sys.argv[1])
+    if "--before" in sys.argv:
+        earlier = OrderedDict()
+        for path in sys.argv[sys.argv.index("--before") + 1:]:
+            earlier.update(rows(path))
+        data = OrderedDict(
+            (name, (slots, earlier[name][2], wdl1, earlier[name][4], dep1))
+            for name, (slots, _, wdl1, _, dep1) in data.items()
+            if name in earlier)
     print("| sector | slots | WDL before | WDL after | depth before | depth after | total before | total after |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     groups = OrderedDict()
