@@ -31,6 +31,7 @@ struct Feat {
     oppcl: u8,
     owncl: u8,
     mob: u8,
+    later: u8,
 }
 
 struct Scheme {
@@ -277,6 +278,24 @@ fn schemes() -> Vec<Scheme> {
             },
         },
         Scheme {
+            name: "EL sp7 cnt oppcl later",
+            contexts: 66 * 8 * 4 * 4 * 4,
+            ctx: |f| {
+                let spread = if f.nmax == NONE { 0 } else { (f.nmax - f.nmin).min(7) as usize };
+                let (r, m) = if f.nmax != NONE { (f.nmax, b64(f.nmax)) } else if f.prev != NONE { (f.prev, 64) } else { (0, 65) };
+                ((((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize) * 4 + f.later.min(3) as usize, Some(r))
+            },
+        },
+        Scheme {
+            name: "EM sp7 cnt oppcl mob",
+            contexts: 66 * 8 * 4 * 4 * 8,
+            ctx: |f| {
+                let spread = if f.nmax == NONE { 0 } else { (f.nmax - f.nmin).min(7) as usize };
+                let (r, m) = if f.nmax != NONE { (f.nmax, b64(f.nmax)) } else if f.prev != NONE { (f.prev, 64) } else { (0, 65) };
+                ((((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize) * 8 + f.mob as usize, Some(r))
+            },
+        },
+        Scheme {
             name: "delta nbr max|prev",
             contexts: 8,
             ctx: |f| {
@@ -300,6 +319,15 @@ fn schemes() -> Vec<Scheme> {
 
 const ONE: u32 = 1 << 16;
 
+fn prior_n() -> u32 {
+    std::env::var("PRIOR_N").map_or(12, |v| v.parse().unwrap())
+}
+
+fn limit() -> u32 {
+    static L: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *L.get_or_init(|| std::env::var("LIMIT").map_or(255, |v| v.parse().unwrap()))
+}
+
 /// Adaptive nodes: probability of 0 and a count, as the WDL model.
 struct Nodes {
     p: Vec<u32>,
@@ -321,7 +349,7 @@ impl Nodes {
             .collect();
         let n = c
             .iter()
-            .map(|&[z, o]| if z + o == 0 { 0 } else { 12 })
+            .map(|&[z, o]| if z + o == 0 { 0 } else { prior_n() })
             .collect();
         Nodes { p, n }
     }
@@ -336,7 +364,7 @@ impl Nodes {
             p + (((ONE - p) * rate) >> 16)
         };
         self.p[i] = q.clamp(48, ONE - 48);
-        self.n[i] = (n + 1).min(255);
+        self.n[i] = (n + 1).min(limit());
         -(pb as f64 / ONE as f64).log2()
     }
 }
@@ -474,9 +502,17 @@ fn main() {
                     }
                 }
             }
+            for p in points(opp) {
+                for q in points(adj[p as usize] & empty & !((1 << p) - 1)) {
+                    let n = idx.rank_among(opp ^ (1 << p) ^ (1 << q), own);
+                    if h_of(codes[(base + n) as usize]) != NONE {
+                        ft.later += 1;
+                    }
+                }
+            }
             ft.jmax = NONE;
             ft.jmin = NONE;
-            for p in points(opp) {
+            for p in points(opp).filter(|_| std::env::var("JUMP").is_ok()) {
                 for q in points(empty & ((1 << p) - 1)) {
                     let n = idx.rank_among(opp ^ (1 << p) ^ (1 << q), own);
                     let nh = h_of(codes[(base + n) as usize]);
