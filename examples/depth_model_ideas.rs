@@ -6,6 +6,12 @@
 //! ```text
 //! cargo run --release --example depth_model_ideas -- FILE.mdb K L
 //! ```
+//!
+//! Environment: `SCHEMES=A,B` only the schemes whose names start so; `PRIOR_N`,
+//! `LIMIT` the nodes' starting count and count limit (12 and 255, the format's);
+//! `JUMP` computes the jump neighbours (any lower empty point); `MIX` instead
+//! measures the format's contexts alone and mixed (logistic mixing, learning
+//! rate `LR`) with a second model of other features.
 
 use millbase::format::{Expect, SubspaceFile};
 use millbase::index::{Index, first_subset, next_subset, pdep};
@@ -43,6 +49,24 @@ struct Scheme {
 
 fn b64(x: u8) -> usize {
     if x == NONE { 64 } else { (x as usize).min(63) }
+}
+
+/// The format's depth context (`src/format/depth_model.rs`) and reference.
+fn format_context(f: &Feat) -> (usize, u8) {
+    let spread = if f.nmax == NONE {
+        0
+    } else {
+        (f.nmax - f.nmin).min(7) as usize
+    };
+    let (r, m) = if f.nmax != NONE {
+        (f.nmax, b64(f.nmax))
+    } else if f.prev != NONE {
+        (f.prev, 64)
+    } else {
+        (0, 65)
+    };
+    let c = ((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize;
+    (c, r)
 }
 
 fn schemes() -> Vec<Scheme> {
@@ -259,40 +283,24 @@ fn schemes() -> Vec<Scheme> {
             name: "E sp7 cnt oppcl",
             contexts: 66 * 8 * 4 * 4,
             ctx: |f| {
-                let spread = if f.nmax == NONE {
-                    0
-                } else {
-                    (f.nmax - f.nmin).min(7) as usize
-                };
-                let (r, m) = if f.nmax != NONE {
-                    (f.nmax, b64(f.nmax))
-                } else if f.prev != NONE {
-                    (f.prev, 64)
-                } else {
-                    (0, 65)
-                };
-                (
-                    ((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize,
-                    Some(r),
-                )
+                let (c, r) = format_context(f);
+                (c, Some(r))
             },
         },
         Scheme {
             name: "EL sp7 cnt oppcl later",
             contexts: 66 * 8 * 4 * 4 * 4,
             ctx: |f| {
-                let spread = if f.nmax == NONE { 0 } else { (f.nmax - f.nmin).min(7) as usize };
-                let (r, m) = if f.nmax != NONE { (f.nmax, b64(f.nmax)) } else if f.prev != NONE { (f.prev, 64) } else { (0, 65) };
-                ((((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize) * 4 + f.later.min(3) as usize, Some(r))
+                let (c, r) = format_context(f);
+                (c * 4 + f.later.min(3) as usize, Some(r))
             },
         },
         Scheme {
             name: "EM sp7 cnt oppcl mob",
             contexts: 66 * 8 * 4 * 4 * 8,
             ctx: |f| {
-                let spread = if f.nmax == NONE { 0 } else { (f.nmax - f.nmin).min(7) as usize };
-                let (r, m) = if f.nmax != NONE { (f.nmax, b64(f.nmax)) } else if f.prev != NONE { (f.prev, 64) } else { (0, 65) };
-                ((((m * 8 + spread) * 4 + f.ncount.min(3) as usize) * 4 + f.oppcl as usize) * 8 + f.mob as usize, Some(r))
+                let (c, r) = format_context(f);
+                (c * 8 + f.mob as usize, Some(r))
             },
         },
         Scheme {
@@ -352,6 +360,12 @@ impl Nodes {
             .map(|&[z, o]| if z + o == 0 { 0 } else { prior_n() })
             .collect();
         Nodes { p, n }
+    }
+    /// Probability of a 1 at node `i`, then adapts it to `bit`.
+    fn p1_then(&mut self, i: usize, bit: bool) -> f64 {
+        let p = self.p[i];
+        let _ = self.cost(i, bit);
+        1.0 - p as f64 / ONE as f64
     }
     fn cost(&mut self, i: usize, bit: bool) -> f64 {
         let p = self.p[i];
@@ -437,6 +451,118 @@ fn mob_bucket(m: u32) -> u8 {
         7..=9 => 5,
         10..=13 => 6,
         _ => 7,
+    }
+}
+
+fn mix_scheme() -> Scheme {
+    Scheme {
+        name: "E-B prev mob owncl cnt r",
+        contexts: 4 * 8 * 4 * 4 * 16,
+        ctx: |f| {
+            let (r, _) = if f.nmax != NONE {
+                (f.nmax, 0)
+            } else if f.prev != NONE {
+                (f.prev, 64)
+            } else {
+                (0, 65)
+            };
+            let pr = if f.prev == NONE {
+                0
+            } else if f.prev < r {
+                1
+            } else if f.prev == r {
+                2
+            } else {
+                3
+            };
+            (
+                (((pr * 8 + f.mob as usize) * 4 + f.owncl as usize) * 4 + f.ncount.min(3) as usize)
+                    * 16
+                    + (r as usize).min(15),
+                Some(r),
+            )
+        },
+    }
+}
+
+fn stretch(p: f64) -> f64 {
+    let p = p.clamp(1e-6, 1.0 - 1e-6);
+    (p / (1.0 - p)).ln()
+}
+
+/// Ideal code length of the E scheme mixed with a second model of other features.
+fn mixed(feats: &[(u32, Feat)], n: f64) {
+    let schemes = schemes();
+    let a = schemes
+        .iter()
+        .find(|s| s.name.starts_with("E sp7"))
+        .unwrap();
+    let b = mix_scheme();
+    let total = |s: &Scheme| s.contexts * 16 + 4 * 256;
+    let prior_of = |s: &Scheme| {
+        let mut counts = vec![[0u32; 2]; total(s)];
+        for (_, ft) in feats {
+            visit(512, s, ft, |i, bit| counts[i][bit as usize] += 1);
+        }
+        Nodes::from_counts(&counts)
+    };
+    let (pa, pb) = (prior_of(a), prior_of(&b));
+    let lr: f64 = std::env::var("LR").map_or(0.002, |v| v.parse().unwrap());
+    for use_b in [false, true] {
+        let mut na = Nodes {
+            p: pa.p.clone(),
+            n: pa.n.clone(),
+        };
+        let mut nb = Nodes {
+            p: pb.p.clone(),
+            n: pb.n.clone(),
+        };
+        let (mut sa, mut sb) = (vec![u32::MAX; pa.p.len()], vec![u32::MAX; pb.p.len()]);
+        let mut w = vec![[1.0f64, 0.0, 0.0]; 64];
+        let mut bits = 0.0;
+        for (blk, ft) in feats {
+            let mut seq_a = Vec::new();
+            visit(512, a, ft, |i, bit| seq_a.push((i, bit)));
+            let mut seq_b = Vec::new();
+            visit(512, &b, ft, |i, _| seq_b.push(i));
+            for (k, (&(ia, bit), &ib)) in seq_a.iter().zip(&seq_b).enumerate() {
+                if sa[ia] != *blk {
+                    sa[ia] = *blk;
+                    na.p[ia] = pa.p[ia];
+                    na.n[ia] = pa.n[ia];
+                }
+                if sb[ib] != *blk {
+                    sb[ib] = *blk;
+                    nb.p[ib] = pb.p[ib];
+                    nb.n[ib] = pb.n[ib];
+                }
+                let p1a = na.p1_then(ia, bit);
+                let p1b = nb.p1_then(ib, bit);
+                let x = [stretch(p1a), stretch(p1b), 0.3];
+                let m = &mut w[(k.min(11)) * 4 + ft.ncount.min(3) as usize];
+                let dot = if use_b {
+                    m[0] * x[0] + m[1] * x[1] + m[2] * x[2]
+                } else {
+                    x[0]
+                };
+                let p = 1.0 / (1.0 + (-dot).exp());
+                let p = p.clamp(1.0 / 4096.0, 1.0 - 1.0 / 4096.0);
+                bits -= if bit { p.log2() } else { (1.0 - p).log2() };
+                let err = bit as u8 as f64 - p;
+                for j in 0..3 {
+                    m[j] += lr * err * x[j];
+                }
+            }
+        }
+        println!(
+            "  {:<26} {:>7.4}",
+            if use_b {
+                "E mixed with B"
+            } else {
+                "E alone (mixer path)"
+            },
+            bits / n
+        );
     }
 }
 
@@ -556,6 +682,10 @@ fn main() {
         "zstd 9, 2^18 blocks",
         z as f64 * 8.0 / n
     );
+    if std::env::var_os("MIX").is_some() {
+        mixed(&feats, n);
+        return;
+    }
     let only: Vec<String> = std::env::var("SCHEMES")
         .map(|v| v.split(',').map(String::from).collect())
         .unwrap_or_default();

@@ -20,9 +20,8 @@
 //! Every block starts from the file's prior (block 0 of the section), as in the WDL
 //! model.
 
-use super::model::{Decoder, Encoder, Geometry, Model, prior_of_counts};
+use super::model::{Decoder, Encoder, Geometry, Model, Slot, compressed_index, prior_of_counts};
 use crate::index::{first_subset, next_subset, pdep};
-use crate::position::points;
 
 /// No half distance (a slot not lost, or not decoded yet).
 const NONE: u16 = u16::MAX;
@@ -62,13 +61,13 @@ fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize,
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
     let all = g.rules.all();
-    let adj = &g.rules.adjacency;
     let mut halves = vec![NONE; trits.len()];
     let mut prev = NONE;
     let mut i = 0;
     for class in range.start / g.per_class..range.end / g.per_class {
         let (own, _) = g.idx.class(g.k, class);
         let free = all & !own;
+        let cidx = compressed_index(free);
         let base = i;
         let mut packed = first_subset(g.l);
         for r in 0..g.per_class {
@@ -76,18 +75,20 @@ fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize,
                 let opp = pdep(packed, free);
                 let empty = all & !(own | opp);
                 let (mut max, mut min, mut count) = (0, NONE, 0);
-                for p in points(opp) {
-                    // Slid to a lower point: an earlier slot of the class.
-                    for q in points(adj[p as usize] & empty & ((1 << p) - 1)) {
-                        let n = g.idx.rank_among(opp ^ (1 << p) ^ (1 << q), own) as usize;
-                        let h = halves[base + n];
-                        if h != NONE {
-                            count += 1;
-                            max = max.max(h);
-                            min = min.min(h);
-                        }
+                let slot = Slot {
+                    r,
+                    packed,
+                    opp,
+                    own,
+                };
+                g.earlier_neighbours(&slot, &cidx, |n| {
+                    let h = halves[base + n];
+                    if h != NONE {
+                        count += 1;
+                        max = max.max(h);
+                        min = min.min(h);
                     }
-                }
+                });
                 let (bucket, reference, spread) = match (count, prev) {
                     (0, NONE) => (BUCKETS - 1, 0, 0),
                     (0, _) => (BUCKETS - 2, prev, 0),

@@ -66,6 +66,22 @@ static RATE: [u32; LIMIT as usize + 1] = {
     t
 };
 
+/// `BINOM[x][i]` = C(x, i), for the colex ranks of neighbour sets.
+static BINOM: [[i64; 34]; 33] = {
+    let mut t = [[0i64; 34]; 33];
+    let mut x = 0;
+    while x < 33 {
+        t[x][0] = 1;
+        let mut i = 1;
+        while i <= x {
+            t[x][i] = t[x - 1][i - 1] + t[x - 1][i];
+            i += 1;
+        }
+        x += 1;
+    }
+    t
+};
+
 /// Mobility buckets: 0, 1, 2, 3-4, 5-6, 7-9, 10-13, 14 and more.
 static MOBILITY_BUCKET: [u8; 64] = {
     let mut t = [7u8; 64];
@@ -154,11 +170,18 @@ impl Geometry {
             let (own, _) = self.idx.class(self.k, class);
             let free = all & !own;
             let holes = self.own_holes(own);
+            let cidx = compressed_index(free);
             let base = i;
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
                 let opp = pdep(packed, free);
-                let ctx = self.context(own, opp, &holes, r, &trits[base..i]) * PREV + prev;
+                let slot = Slot {
+                    r,
+                    packed,
+                    opp,
+                    own,
+                };
+                let ctx = self.context(&slot, &cidx, &holes, &trits[base..i]) * PREV + prev;
                 let t = code(i, ctx);
                 trits[i] = t;
                 prev = t as usize;
@@ -188,24 +211,68 @@ impl Geometry {
             .collect()
     }
 
-    /// The context of the position `own`/`opp`, rank `r` in its class, without the
-    /// previous slot's result; `holes` are [`Geometry::own_holes`] of `own`, `done`
-    /// the class's results of ranks `0..r`.
+    /// Calls `f(rank)` with the rank in the class of each **earlier neighbour** of
+    /// `slot`: one opponent stone slid to an adjacent empty point that is lower
+    /// (which gives a lower colex rank: an earlier slot; higher points give later
+    /// slots, not decoded yet). `cidx` is [`compressed_index`] of the class's free
+    /// points.
+    ///
+    /// A rank is found from the slot's own: the colex rank of a set is
+    /// `sum C(s_i, i + 1)` over its elements `s_0 < s_1 < ...` (indices among the
+    /// free points), and moving element `s_j = a` down to `b` gives `b` index `t`
+    /// (the elements below it), raises the index of the elements between by one,
+    /// and leaves the others.
     #[inline]
-    fn context(&self, own: Bits, opp: Bits, holes: &[Bits], r: u64, done: &[u8]) -> usize {
+    pub(super) fn earlier_neighbours(
+        &self,
+        slot: &Slot,
+        cidx: &[u8; 32],
+        mut f: impl FnMut(usize),
+    ) {
         let adj = &self.rules.adjacency;
-        let empty = self.rules.all() & !(own | opp);
-        let mut near = [0u8; 3];
-        for p in points(opp) {
-            // Sliding a stone to a lower point gives a lower colex rank in the class:
-            // an earlier slot. (Higher points give later slots, not decoded yet.)
+        let empty = self.rules.all() & !(slot.own | slot.opp);
+        // `raise[i]`: what raising the indices of elements `0..i` by one adds.
+        let mut raise = [0i64; 33];
+        let mut x = slot.packed;
+        let mut i = 0;
+        while x != 0 {
+            let s = x.trailing_zeros() as usize;
+            raise[i + 1] = raise[i] + BINOM[s][i + 2] - BINOM[s][i + 1];
+            x &= x - 1;
+            i += 1;
+        }
+        let below = |c: u8| (slot.packed & ((1 << c) - 1)).count_ones() as usize;
+        for p in points(slot.opp) {
+            let a = cidx[p as usize];
+            let j = below(a);
+            let without = slot.r as i64 - BINOM[a as usize][j + 1];
             for q in points(adj[p as usize] & empty & ((1 << p) - 1)) {
-                let n = self.idx.rank_among(opp ^ (1 << p) ^ (1 << q), own);
-                debug_assert!(n < r);
-                let c = &mut near[done[n as usize] as usize];
-                *c = (*c + 1).min(2);
+                let b = cidx[q as usize];
+                let t = below(b);
+                let n = without + BINOM[b as usize][t + 1] + raise[j] - raise[t];
+                debug_assert_eq!(
+                    n as u64,
+                    self.idx
+                        .rank_among(slot.opp ^ (1 << p) ^ (1 << q), slot.own)
+                );
+                debug_assert!((n as u64) < slot.r);
+                f(n as usize);
             }
         }
+    }
+
+    /// The context of `slot` without the previous slot's result; `holes` are
+    /// [`Geometry::own_holes`] of its own stones, `done` the class's results of
+    /// ranks `0..r`.
+    #[inline]
+    fn context(&self, slot: &Slot, cidx: &[u8; 32], holes: &[Bits], done: &[u8]) -> usize {
+        let (own, opp) = (slot.own, slot.opp);
+        let empty = self.rules.all() & !(own | opp);
+        let mut near = [0u8; 3];
+        self.earlier_neighbours(slot, cidx, |n| {
+            let c = &mut near[done[n] as usize];
+            *c = (*c + 1).min(2);
+        });
         let neighbours = 9 * near[1] as usize + 3 * near[0] as usize + near[2] as usize;
         let own_closable = holes
             .iter()
@@ -248,6 +315,26 @@ impl Geometry {
         }
         n.min(CLOSABLE - 1)
     }
+}
+
+/// A slot as a walk meets it: its rank `r` in the class, the opponent's stones
+/// as a subset of the class's free points (`packed`) and on the board (`opp`),
+/// and the side to move's (`own`, the class's representative).
+pub(super) struct Slot {
+    pub(super) r: u64,
+    pub(super) packed: Bits,
+    pub(super) opp: Bits,
+    pub(super) own: Bits,
+}
+
+/// The index of each point among the points of `free` (below it), for points of
+/// `free`.
+pub(super) fn compressed_index(free: Bits) -> [u8; 32] {
+    let mut c = [0u8; 32];
+    for p in points(free) {
+        c[p as usize] = (free & ((1 << p) - 1)).count_ones() as u8;
+    }
+    c
 }
 
 /// The adaptive probabilities of every node, each `p | n << 16` (`p` the
