@@ -14,8 +14,9 @@
 //! cargo run --release --example format_bench -- decode DB SECTOR...
 //!     every WDL block of each named sector (`K-L` or `K-L-HK-HL`) decoded on one
 //!     thread: bits per slot, ns per slot and ms per block (what a cold WDL probe
-//!     pays), for zstd-coded and model-coded files alike; then the depth section's
-//!     share of reading every value (ns per lost slot, ms per depth block)
+//!     pays), for zstd-coded and model-coded files alike; then, for a model-coded
+//!     depth section, its share of reading every value (ns per lost slot, ms per
+//!     depth block)
 //! cargo run --release --example format_bench -- probe DB [PROBES] [K-L ...]
 //!     random WDL and full probes per second (cold and warm, one thread), and
 //!     best-ply latency, per subspace present in DB (or the ones named; WDL only
@@ -330,7 +331,11 @@ fn decode(args: &[String]) {
             secs * 1e9 / h.size as f64,
             secs * 1e3 / blocks as f64,
         );
-        let Some(d) = h.depth else { continue };
+        // zstd's depth blocks decode in a fraction of the WDL's time, under this
+        // measurement's noise: only the depth model's time is worth a line.
+        let Some(d) = h.depth.filter(|_| f.depth_model()) else {
+            continue;
+        };
         // The depth section's share: every value read, less the WDL read above.
         let runs: Vec<f64> = (0..3)
             .map(|_| {

@@ -20,7 +20,7 @@
 //! Every block starts from the file's prior (block 0 of the section), as in the WDL
 //! model.
 
-use super::model::{Decoder, Encoder, Geometry, Model, Slot, compressed_index, prior_of_counts};
+use super::model::{Decoder, Encoder, Geometry, Model, Slot, prior_of_counts};
 use crate::index::{first_subset, next_subset, pdep};
 
 /// No half distance (a slot not lost, or not decoded yet).
@@ -60,28 +60,25 @@ pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
 fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize, u16) -> u16) {
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
-    let all = g.rules.all();
     let mut halves = vec![NONE; trits.len()];
     let mut prev = NONE;
     let mut i = 0;
     for class in range.start / g.per_class..range.end / g.per_class {
-        let (own, _) = g.idx.class(g.k, class);
-        let free = all & !own;
-        let cidx = compressed_index(free);
+        let c = g.class(class);
         let base = i;
         let mut packed = first_subset(g.l);
         for r in 0..g.per_class {
             if trits[i] == 2 {
-                let opp = pdep(packed, free);
-                let empty = all & !(own | opp);
+                let opp = pdep(packed, c.free);
+                let empty = c.free & !opp;
                 let (mut max, mut min, mut count) = (0, NONE, 0);
                 let slot = Slot {
                     r,
                     packed,
                     opp,
-                    own,
+                    own: c.own,
                 };
-                g.earlier_neighbours(&slot, &cidx, |n| {
+                g.earlier_neighbours(&slot, &c.cidx, |n| {
                     let h = halves[base + n];
                     if h != NONE {
                         count += 1;
@@ -94,7 +91,7 @@ fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize,
                     (0, _) => (BUCKETS - 2, prev, 0),
                     _ => (max.min(63) as usize, max, (max - min).min(7) as usize),
                 };
-                let closable = g.closable(opp, empty, g.any_opp);
+                let closable = g.opp_closable(&c.opp_mills, opp, empty);
                 let ctx = ((bucket * SPREAD + spread) * COUNT + count.min(COUNT - 1)) * CLOSABLE
                     + closable;
                 let h = code(ctx, reference);

@@ -105,12 +105,12 @@ static MOBILITY_BUCKET: [u8; 64] = {
 /// or flies).
 #[derive(Clone, Copy)]
 pub struct Geometry {
-    pub(super) idx: &'static Index,
-    pub(super) rules: &'static Rules,
-    pub(super) k: u32,
+    idx: &'static Index,
+    rules: &'static Rules,
+    k: u32,
     pub(super) l: u32,
     any_own: bool,
-    pub(super) any_opp: bool,
+    any_opp: bool,
     pub(super) per_class: u64,
     size: u64,
     block_slots: u64,
@@ -163,25 +163,21 @@ impl Geometry {
     pub fn walk(&self, b: usize, trits: &mut [u8], mut code: impl FnMut(usize, usize) -> u8) {
         let range = self.block_range(b);
         debug_assert_eq!(trits.len() as u64, range.end - range.start);
-        let all = self.rules.all();
         let mut prev = PREV - 1;
         let mut i = 0;
         for class in range.start / self.per_class..range.end / self.per_class {
-            let (own, _) = self.idx.class(self.k, class);
-            let free = all & !own;
-            let holes = self.own_holes(own);
-            let cidx = compressed_index(free);
+            let c = self.class(class);
             let base = i;
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
-                let opp = pdep(packed, free);
+                let opp = pdep(packed, c.free);
                 let slot = Slot {
                     r,
                     packed,
                     opp,
-                    own,
+                    own: c.own,
                 };
-                let ctx = self.context(&slot, &cidx, &holes, &trits[base..i]) * PREV + prev;
+                let ctx = self.context(&slot, &c, &trits[base..i]) * PREV + prev;
                 let t = code(i, ctx);
                 trits[i] = t;
                 prev = t as usize;
@@ -190,6 +186,27 @@ impl Geometry {
                     packed = next_subset(packed);
                 }
             }
+        }
+    }
+
+    /// What the walks need of class `class`, once for all its slots.
+    pub(super) fn class(&self, class: u64) -> Class {
+        let (own, _) = self.idx.class(self.k, class);
+        let free = self.rules.all() & !own;
+        Class {
+            own,
+            free,
+            cidx: compressed_index(free),
+            holes: self.own_holes(own),
+            // A mill with a stone of the side to move is never the opponent's to
+            // close.
+            opp_mills: self
+                .rules
+                .mills
+                .iter()
+                .copied()
+                .filter(|&m| m & own == 0)
+                .collect(),
         }
     }
 
@@ -214,8 +231,7 @@ impl Geometry {
     /// Calls `f(rank)` with the rank in the class of each **earlier neighbour** of
     /// `slot`: one opponent stone slid to an adjacent empty point that is lower
     /// (which gives a lower colex rank: an earlier slot; higher points give later
-    /// slots, not decoded yet). `cidx` is [`compressed_index`] of the class's free
-    /// points.
+    /// slots, not decoded yet). `cidx` is the slot's [`Class::cidx`].
     ///
     /// A rank is found from the slot's own: the colex rank of a set is
     /// `sum C(s_i, i + 1)` over its elements `s_0 < s_1 < ...` (indices among the
@@ -261,25 +277,25 @@ impl Geometry {
         }
     }
 
-    /// The context of `slot` without the previous slot's result; `holes` are
-    /// [`Geometry::own_holes`] of its own stones, `done` the class's results of
-    /// ranks `0..r`.
+    /// The context of `slot` of class `c` without the previous slot's result;
+    /// `done` the class's results of ranks `0..r`.
     #[inline]
-    fn context(&self, slot: &Slot, cidx: &[u8; 32], holes: &[Bits], done: &[u8]) -> usize {
+    fn context(&self, slot: &Slot, c: &Class, done: &[u8]) -> usize {
         let (own, opp) = (slot.own, slot.opp);
         let empty = self.rules.all() & !(own | opp);
         let mut near = [0u8; 3];
-        self.earlier_neighbours(slot, cidx, |n| {
+        self.earlier_neighbours(slot, &c.cidx, |n| {
             let c = &mut near[done[n] as usize];
             *c = (*c + 1).min(2);
         });
         let neighbours = 9 * near[1] as usize + 3 * near[0] as usize + near[2] as usize;
-        let own_closable = holes
+        let own_closable = c
+            .holes
             .iter()
             .filter(|&&h| h & opp == 0)
             .count()
             .min(CLOSABLE - 1);
-        let opp_closable = self.closable(opp, empty, self.any_opp);
+        let opp_closable = self.opp_closable(&c.opp_mills, opp, empty);
         let own_mobility = MOBILITY_BUCKET[self.mobility(own, empty)] as usize;
         let opp_mobility = MOBILITY_BUCKET[self.mobility(opp, empty)] as usize;
         (((neighbours * CLOSABLE + own_closable) * CLOSABLE + opp_closable) * MOBILITY
@@ -298,23 +314,40 @@ impl Geometry {
         m.min(63) as usize
     }
 
-    /// Mills with two of `side`'s stones and an empty third point that `side` can
-    /// fill with its next ply (`any`: it can put a stone anywhere), at most 3.
+    /// Mills of `mills` (the class's [`Class::opp_mills`]) with two of the
+    /// opponent's stones `opp` and an empty third point that the opponent can fill
+    /// with its next ply, at most 3.
     #[inline]
-    pub(super) fn closable(&self, side: Bits, empty: Bits, any: bool) -> usize {
+    pub(super) fn opp_closable(&self, mills: &[Bits], opp: Bits, empty: Bits) -> usize {
         let adj = &self.rules.adjacency;
         let mut n = 0;
-        for &m in &self.rules.mills {
+        for &m in mills {
             let hole = m & empty;
-            if (m & side).count_ones() == 2 && hole != 0 {
+            if (m & opp).count_ones() == 2 && hole != 0 {
                 let h = hole.trailing_zeros() as usize;
-                if any || adj[h] & side & !m != 0 {
+                if self.any_opp || adj[h] & opp & !m != 0 {
                     n += 1;
                 }
             }
         }
         n.min(CLOSABLE - 1)
     }
+}
+
+/// What the walks need of a class (the slots with the same stones of the side to
+/// move), computed once for its slots.
+pub(super) struct Class {
+    /// The side to move's stones (the class's representative).
+    pub(super) own: Bits,
+    /// The other points, where the opponent's stones are.
+    pub(super) free: Bits,
+    /// [`compressed_index`] of `free`.
+    pub(super) cidx: [u8; 32],
+    /// [`Geometry::own_holes`] of `own`.
+    holes: Vec<Bits>,
+    /// The mills without a stone of the side to move: the only ones the opponent
+    /// may close.
+    pub(super) opp_mills: Vec<Bits>,
 }
 
 /// A slot as a walk meets it: its rank `r` in the class, the opponent's stones
