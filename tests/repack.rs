@@ -614,9 +614,10 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Model-coded depth sections (format version 4): the whole 4-stone game and
-/// 5-stone sectors of both phases, repacked with loss-only depths coded by the
-/// depth model, answer every probe as the original, `verify` is clean, the perfect
+/// Model-coded depth sections (format version 4): the whole 4-stone game (every
+/// value kept, and with value don't-cares) and 5-stone sectors of both phases,
+/// repacked with loss-only depths coded by the depth model, answer every probe as
+/// the original, `verify` is clean, the perfect
 /// player's games are the same, a second run keeps every file, and no depth
 /// section is bigger than zstd's by more than a table entry. (The model's own
 /// blocks are checked by the format's tests and, on every slot of the real game,
@@ -640,38 +641,46 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     };
     let sectors = all_sectors(game4());
     let idx = Index::for_rules(rules(4));
-    let out = temp("g4-depth-model");
-    let opts = RepackOptions {
-        out: Some(out.clone()),
-        ..model.clone()
-    };
-    let reports = repack(game4(), idx, &opts, |_| {}).unwrap();
-    assert!(reports.iter().all(|r| !r.kept));
-    let tb = Tablebase::open(&out).unwrap();
-    for &s in &sectors {
-        let f = tb.sector_file(s).unwrap();
-        let version = f.header().version;
-        let coded = f.header().depth.unwrap().encoding == Encoding::DepthModel;
-        assert_eq!(version == 4, coded, "{s}");
+    // Every value kept, and value don't-cares filled (the default fill): the
+    // model codes what is stored, and probes apply the don't-care rule.
+    for fill in [None, Some(Fill::default())] {
+        let out = temp(&format!(
+            "g4-depth-model-{}",
+            fill.map_or("none", Fill::name)
+        ));
+        let opts = RepackOptions {
+            out: Some(out.clone()),
+            fill,
+            ..model.clone()
+        };
+        let reports = repack(game4(), idx, &opts, |_| {}).unwrap();
+        assert!(reports.iter().all(|r| !r.kept));
+        let tb = Tablebase::open(&out).unwrap();
+        for &s in &sectors {
+            let f = tb.sector_file(s).unwrap();
+            let version = f.header().version;
+            let coded = f.header().depth.unwrap().encoding == Encoding::DepthModel;
+            assert_eq!(version == 4, coded, "{s}");
+        }
+        drop(tb);
+        probes_equal(game4(), &out, &sectors, 1, 13);
+        verify_clean(&out, 4, None);
+        let again = repack(game4(), idx, &opts, |_| {}).unwrap();
+        assert!(again.iter().all(|r| r.kept));
+        // zstd depths asked for again are another file: rewritten, not kept.
+        let zstd = RepackOptions {
+            depth_model: false,
+            only: vec![sectors[0]],
+            ..opts.clone()
+        };
+        assert!(
+            repack(game4(), idx, &zstd, |_| {})
+                .unwrap()
+                .iter()
+                .all(|r| !r.kept)
+        );
+        std::fs::remove_dir_all(&out).unwrap();
     }
-    drop(tb);
-    probes_equal(game4(), &out, &sectors, 1, 13);
-    verify_clean(&out, 4, None);
-    let again = repack(game4(), idx, &opts, |_| {}).unwrap();
-    assert!(again.iter().all(|r| r.kept));
-    // zstd depths asked for again are another file: rewritten, not kept.
-    let zstd = RepackOptions {
-        depth_model: false,
-        only: vec![sectors[0]],
-        ..opts.clone()
-    };
-    assert!(
-        repack(game4(), idx, &zstd, |_| {})
-            .unwrap()
-            .iter()
-            .all(|r| !r.kept)
-    );
-    std::fs::remove_dir_all(&out).unwrap();
 
     // 5-stone sectors, both phases: the model against zstd.
     let idx = Index::for_rules(rules(5));
