@@ -177,11 +177,18 @@ pub enum Fill {
     /// slot's value): the results stay as they are and only lost distances change,
     /// the one kind of distance a file with loss-only depths stores.
     Loss0,
+    /// `Loss(0)` in a lost slot, the truth in any other but a duplicate, which
+    /// stores the previous slot's value unless that is a loss, else a draw: made
+    /// for loss-only depths coded by the models (`millbase repack --depth-coding
+    /// model`), where a draw costs no depth entry, and a won slot, free or not,
+    /// none either (`low` turns free wins into draws, which the WDL model pays
+    /// for in sectors the side to move mostly wins).
+    Lean,
 }
 
 impl Fill {
     /// Every fill, for measurements.
-    pub const ALL: [Fill; 4] = [Fill::Loss, Fill::Low, Fill::Prev, Fill::Loss0];
+    pub const ALL: [Fill; 5] = [Fill::Loss, Fill::Low, Fill::Prev, Fill::Loss0, Fill::Lean];
 
     /// The fill's name on the command line.
     pub fn name(self) -> &'static str {
@@ -190,6 +197,7 @@ impl Fill {
             Fill::Low => "low",
             Fill::Prev => "prev",
             Fill::Loss0 => "loss0",
+            Fill::Lean => "lean",
         }
     }
 
@@ -211,6 +219,12 @@ impl Fill {
             Fill::Loss0 => match truth {
                 Some(Value::Loss(_)) => Value::Loss(0),
                 Some(t) => t,
+                None => prev,
+            },
+            Fill::Lean => match truth {
+                Some(Value::Loss(_)) => Value::Loss(0),
+                Some(t) => t,
+                None if matches!(prev, Value::Loss(_)) => Value::Draw,
                 None => prev,
             },
         }

@@ -164,9 +164,13 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
     let v1 = version_1_copy("g4-v1-fills");
     let plain = bytes(&v1);
     let sectors = all_sectors(game4());
-    // `loss0` is made for loss-only depths, and changes lost slots only: few here.
-    // `loss_only_depths_answer_every_probe_as_the_original` tests it.
-    for fill in Fill::ALL.into_iter().filter(|&f| f != Fill::Loss0) {
+    // `loss0` and `lean` are made for loss-only depths, and change lost and
+    // duplicate slots only: few here. `loss_only_depths_answer_every_probe_as_the_original`
+    // and `model_coded_depths_answer_every_probe_as_the_original` test them.
+    for fill in Fill::ALL
+        .into_iter()
+        .filter(|&f| f != Fill::Loss0 && f != Fill::Lean)
+    {
         let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
         let full = fill == Fill::default();
         let (step, moves_step) = if full { (1, 5) } else { (17, 101) };
@@ -641,9 +645,10 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     };
     let sectors = all_sectors(game4());
     let idx = Index::for_rules(rules(4));
-    // Every value kept, and value don't-cares filled (the default fill): the
-    // model codes what is stored, and probes apply the don't-care rule.
-    for fill in [None, Some(Fill::default())] {
+    // Every value kept, and value don't-cares filled (`lean`, made for the
+    // models): the model codes what is stored, and probes apply the don't-care
+    // rule.
+    for fill in [None, Some(Fill::Lean)] {
         let out = temp(&format!(
             "g4-depth-model-{}",
             fill.map_or("none", Fill::name)
@@ -654,6 +659,13 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
             ..model.clone()
         };
         let reports = repack(game4(), idx, &opts, |_| {}).unwrap();
+        // The fill changed stored values (else it would prove nothing here).
+        let changed: u64 = reports
+            .iter()
+            .filter_map(|r| r.filled)
+            .map(|f| f.changed)
+            .sum();
+        assert_eq!(changed > 100, fill.is_some(), "{changed}");
         assert!(reports.iter().all(|r| !r.kept));
         let tb = Tablebase::open(&out).unwrap();
         for &s in &sectors {

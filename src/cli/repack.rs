@@ -21,8 +21,10 @@ pub struct RepackArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// What the free slots store: `loss` (Loss(0)), `low` (a draw where allowed, else
-    /// Loss(0)), `prev` (the previous slot's value where allowed) or `loss0`
-    /// (Loss(0) in lost slots only, made for `--depths losses`); `none`: no value
+    /// Loss(0)), `prev` (the previous slot's value where allowed), `loss0`
+    /// (Loss(0) in lost slots only, made for `--depths losses`) or `lean` (as
+    /// `loss0`, and a duplicate slot the previous value or a draw after a loss:
+    /// made for `--depth-coding model`); `none`: no value
     /// don't-cares, every value kept, the depth section re-encoded with the
     /// decisive slots' entries only (what `millbase build` writes).
     #[arg(long, default_value = "low")]
@@ -82,13 +84,12 @@ fn line(r: &RepackReport) -> String {
 
 /// `millbase repack`.
 pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
-    let fill =
-        match a.fill.as_str() {
-            "none" => None,
-            name => Some(Fill::parse(name).ok_or_else(|| {
-                anyhow!("unknown fill '{name}': use loss, low, prev, loss0 or none")
-            })?),
-        };
+    let fill = match a.fill.as_str() {
+        "none" => None,
+        name => Some(Fill::parse(name).ok_or_else(|| {
+            anyhow!("unknown fill '{name}': use loss, low, prev, loss0, lean or none")
+        })?),
+    };
     let only = super::parse_sectors(&a.only)?;
     let rules = Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
