@@ -184,11 +184,24 @@ pub enum Fill {
     /// none either (`low` turns free wins into draws, which the WDL model pays
     /// for in sectors the side to move mostly wins).
     Lean,
+    /// As `lean`, and the WDL model picks the result of each free slot that is
+    /// not lost: a win or a draw where a capture reaches a win, either in a
+    /// duplicate, whichever it finds likelier there (neither costs a depth entry
+    /// with loss-only depths). Only with `millbase repack --depths losses
+    /// --wdl-coding model`; see [`allowed_results`].
+    Model,
 }
 
 impl Fill {
     /// Every fill, for measurements.
-    pub const ALL: [Fill; 5] = [Fill::Loss, Fill::Low, Fill::Prev, Fill::Loss0, Fill::Lean];
+    pub const ALL: [Fill; 6] = [
+        Fill::Loss,
+        Fill::Low,
+        Fill::Prev,
+        Fill::Loss0,
+        Fill::Lean,
+        Fill::Model,
+    ];
 
     /// The fill's name on the command line.
     pub fn name(self) -> &'static str {
@@ -198,6 +211,7 @@ impl Fill {
             Fill::Prev => "prev",
             Fill::Loss0 => "loss0",
             Fill::Lean => "lean",
+            Fill::Model => "model",
         }
     }
 
@@ -221,7 +235,7 @@ impl Fill {
                 Some(t) => t,
                 None => prev,
             },
-            Fill::Lean => match truth {
+            Fill::Lean | Fill::Model => match truth {
                 Some(Value::Loss(_)) => Value::Loss(0),
                 Some(t) => t,
                 None if matches!(prev, Value::Loss(_)) => Value::Draw,
@@ -279,9 +293,50 @@ pub fn fill_values(
     fill: Fill,
 ) -> Result<FillCounts, ProbeError> {
     let freedom = value_freedom(tb, s, codes)?;
+    Ok(fill_with(codes, &freedom, fill))
+}
+
+/// [`fill_values`] for [`Fill::Model`]: also returns the results each slot may
+/// store, as masks for [`crate::format::write_subspace_choosing`] (bit 0 draw, 1
+/// win, 2 loss). A lost slot stores its loss (`Loss(0)` if free), a slot whose
+/// win a capture reaches a win or a draw, a duplicate either of those, any other
+/// slot its true result.
+pub fn fill_values_allowing(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &mut [u16],
+) -> Result<(FillCounts, Vec<u8>), ProbeError> {
+    let freedom = value_freedom(tb, s, codes)?;
+    let allowed = codes
+        .par_iter()
+        .zip(&freedom)
+        .map(|(&c, &f)| allowed_results(Value::from_code(c).wdl(), f))
+        .collect();
+    Ok((fill_with(codes, &freedom, Fill::Model), allowed))
+}
+
+/// The results a slot whose true result is `truth` may store under [`Fill::Model`],
+/// as a mask (bit 0 draw, 1 win, 2 loss): never a loss unless it is lost, so that
+/// the lost slots (the depth entries of loss-only depths) stay the true ones.
+pub fn allowed_results(truth: Wdl, freedom: Freedom) -> u8 {
+    const DRAW: u8 = 1;
+    const WIN: u8 = 2;
+    const LOSS: u8 = 4;
+    match (freedom, truth) {
+        (_, Wdl::Loss) if freedom != Freedom::Any => LOSS,
+        (Freedom::Fixed, Wdl::Win) => WIN,
+        (Freedom::Fixed, _) => DRAW,
+        (Freedom::AtMost, Wdl::Win) => WIN | DRAW,
+        (Freedom::AtMost, _) => DRAW,
+        (Freedom::Any, _) => WIN | DRAW,
+    }
+}
+
+/// Fills `codes` (true codes) by `fill`, given each slot's freedom.
+fn fill_with(codes: &mut [u16], freedom: &[Freedom], fill: Fill) -> FillCounts {
     let mut counts = FillCounts::default();
     let mut prev = Value::Loss(0);
-    for (c, f) in codes.iter_mut().zip(&freedom) {
+    for (c, f) in codes.iter_mut().zip(freedom) {
         let truth = Value::from_code(*c);
         let stored = match f {
             Freedom::Fixed => truth,
@@ -298,5 +353,5 @@ pub fn fill_values(
         *c = stored.code();
         prev = stored;
     }
-    Ok(counts)
+    counts
 }

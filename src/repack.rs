@@ -18,10 +18,10 @@
 //! The children of a sector (the sectors its captures lead into) are read from the
 //! source directory, repacked or not: probes of either are exact.
 
-use crate::dontcare::{Fill, FillCounts, fill_values};
+use crate::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
 use crate::format::{
     Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
-    replace_file, write_subspace_with,
+    replace_file, write_subspace_choosing, write_subspace_with,
 };
 use crate::index::Index;
 use crate::layout::{existing_files, open_finished_sector};
@@ -92,6 +92,9 @@ pub enum RepackError {
         /// The file.
         path: PathBuf,
     },
+    /// The options ask for a combination no file can hold.
+    #[error("{0}")]
+    Options(&'static str),
     /// A file could not be read or written.
     #[error(transparent)]
     Format(#[from] FormatError),
@@ -174,6 +177,25 @@ impl Default for RepackOptions {
     }
 }
 
+impl RepackOptions {
+    /// Whether the options go together: the depth model and the model's fill
+    /// need loss-only depths and the WDL model.
+    pub fn check(&self) -> Result<(), RepackError> {
+        let models = self.loss_depths && self.wdl_model;
+        if self.depth_model && !models {
+            return Err(RepackError::Options(
+                "--depth-coding model needs --depths losses and --wdl-coding model",
+            ));
+        }
+        if self.fill == Some(Fill::Model) && !models {
+            return Err(RepackError::Options(
+                "--fill model needs --depths losses and --wdl-coding model",
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RepackError + '_ {
     move |source| RepackError::Io {
         path: path.to_path_buf(),
@@ -189,6 +211,7 @@ pub fn repack(
     opts: &RepackOptions,
     mut done: impl FnMut(&RepackReport),
 ) -> Result<Vec<RepackReport>, RepackError> {
+    opts.check()?;
     let rules = idx.rules();
     let dest = opts.out.as_deref().unwrap_or(src);
     std::fs::create_dir_all(dest).map_err(io_error(dest))?;
@@ -362,9 +385,16 @@ impl Job<'_> {
         }
         let truth = self.src.read_all()?;
         let mut codes = truth.clone();
-        let counts = match self.fill {
-            Some(fill) => Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
-            None => None,
+        let (counts, allowed) = match self.fill {
+            Some(Fill::Model) => {
+                let (counts, allowed) = fill_values_allowing(self.tb, self.sector, &mut codes)?;
+                (Some(counts), Some(allowed))
+            }
+            Some(fill) => (
+                Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
+                None,
+            ),
+            None => (None, None),
         };
         let opts = WriteOptions {
             value_dont_cares: counts.is_some(),
@@ -378,7 +408,11 @@ impl Job<'_> {
             depth_model: self.depth_model,
             ..WriteOptions::default()
         };
-        write_subspace_with(staging, &self.src.header().meta, &codes, &opts)?;
+        let meta = &self.src.header().meta;
+        match allowed {
+            Some(allowed) => write_subspace_choosing(staging, meta, &codes, &opts, &allowed)?,
+            None => write_subspace_with(staging, meta, &codes, &opts)?,
+        };
         drop(codes);
         let staged = SubspaceFile::open(staging, &expect)?;
         check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?;

@@ -16,6 +16,7 @@ use millbase::pack::{PackOptions, pack_wdl_only};
 use millbase::probe::Tablebase;
 use millbase::repack::{RepackError, RepackOptions, check_repacked, repack};
 use millbase::sector::Sector;
+use millbase::value::Wdl;
 use millbase::{Rules, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -164,13 +165,11 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
     let v1 = version_1_copy("g4-v1-fills");
     let plain = bytes(&v1);
     let sectors = all_sectors(game4());
-    // `loss0` and `lean` are made for loss-only depths, and change lost and
-    // duplicate slots only: few here. `loss_only_depths_answer_every_probe_as_the_original`
+    // `loss0`, `lean` and `model` are made for loss-only depths, and change lost
+    // and duplicate slots only: few here. `loss_only_depths_answer_every_probe_as_the_original`
     // and `model_coded_depths_answer_every_probe_as_the_original` test them.
-    for fill in Fill::ALL
-        .into_iter()
-        .filter(|&f| f != Fill::Loss0 && f != Fill::Lean)
-    {
+    let for_losses = [Fill::Loss0, Fill::Lean, Fill::Model];
+    for fill in Fill::ALL.into_iter().filter(|f| !for_losses.contains(f)) {
         let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
         let full = fill == Fill::default();
         let (step, moves_step) = if full { (1, 5) } else { (17, 101) };
@@ -645,10 +644,16 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     };
     let sectors = all_sectors(game4());
     let idx = Index::for_rules(rules(4));
-    // Every value kept, and value don't-cares filled (`lean`, made for the
-    // models): the model codes what is stored, and probes apply the don't-care
-    // rule.
-    for fill in [None, Some(Fill::Lean)] {
+    // Every value kept, and value don't-cares filled (`lean` and `model`, made
+    // for the models): the model codes what is stored, and probes apply the
+    // don't-care rule.
+    let stored = |d: &Path| -> Vec<Vec<u16>> {
+        let tb = Tablebase::open(d).unwrap();
+        let read = |s: &Sector| tb.sector_file(*s).unwrap().read_all_partial().unwrap();
+        sectors.iter().map(read).collect()
+    };
+    let mut lean = None;
+    for fill in [None, Some(Fill::Lean), Some(Fill::Model)] {
         let out = temp(&format!(
             "g4-depth-model-{}",
             fill.map_or("none", Fill::name)
@@ -691,8 +696,34 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
                 .iter()
                 .all(|r| !r.kept)
         );
+        match fill {
+            Some(Fill::Lean) => lean = Some(stored(&out)),
+            // The model's choices: other wins and draws than `lean`'s (some),
+            // the same losses.
+            Some(Fill::Model) => {
+                let lean = lean.take().unwrap();
+                let mut other = 0;
+                for (a, b) in lean.iter().flatten().zip(stored(&out).iter().flatten()) {
+                    let lost =
+                        |c: u16| c != WIN_BY_LOOKAHEAD && Value::from_code(c).wdl() == Wdl::Loss;
+                    assert_eq!(lost(*a), lost(*b));
+                    other += (a != b) as u64;
+                }
+                assert!(other > 0);
+            }
+            _ => {}
+        }
         std::fs::remove_dir_all(&out).unwrap();
     }
+    let bad = RepackOptions {
+        out: Some(temp("g4-fill-model-zstd")),
+        fill: Some(Fill::Model),
+        wdl_model: false,
+        depth_model: false,
+        ..model.clone()
+    };
+    let err = repack(game4(), idx, &bad, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("--fill model needs"), "{err}");
 
     // 5-stone sectors, both phases: the model against zstd.
     let idx = Index::for_rules(rules(5));

@@ -1,7 +1,7 @@
 //! `repack`: full files with value don't-cares (format version 2), in place or into
 //! another directory.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use clap::Args;
 use millbase::dontcare::Fill;
 use millbase::index::Index;
@@ -22,9 +22,11 @@ pub struct RepackArgs {
     out: Option<PathBuf>,
     /// What the free slots store: `loss` (Loss(0)), `low` (a draw where allowed, else
     /// Loss(0)), `prev` (the previous slot's value where allowed), `loss0`
-    /// (Loss(0) in lost slots only, made for `--depths losses`) or `lean` (as
+    /// (Loss(0) in lost slots only, made for `--depths losses`), `lean` (as
     /// `loss0`, and a duplicate slot the previous value or a draw after a loss:
-    /// made for `--depth-coding model`); `none`: no value
+    /// made for `--depth-coding model`) or `model` (as `lean`, and a free slot
+    /// that is not lost stores the win or draw the WDL model finds likelier; needs
+    /// `--depths losses --wdl-coding model`); `none`: no value
     /// don't-cares, every value kept, the depth section re-encoded with the
     /// decisive slots' entries only (what `millbase build` writes).
     #[arg(long, default_value = "low")]
@@ -87,7 +89,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     let fill = match a.fill.as_str() {
         "none" => None,
         name => Some(Fill::parse(name).ok_or_else(|| {
-            anyhow!("unknown fill '{name}': use loss, low, prev, loss0, lean or none")
+            anyhow!("unknown fill '{name}': use loss, low, prev, loss0, lean, model or none")
         })?),
     };
     let only = super::parse_sectors(&a.only)?;
@@ -102,9 +104,7 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
         wdl_model: a.wdl_coding == "model",
         depth_model: a.depth_coding == "model",
     };
-    if opts.depth_model && !(opts.loss_depths && opts.wdl_model) {
-        bail!("--depth-coding model needs --depths losses and --wdl-coding model");
-    }
+    opts.check()?;
     let start = std::time::Instant::now();
     let mut first = true;
     let reports = repack(&a.db, idx, &opts, |r| {

@@ -59,7 +59,7 @@ pub fn model_block_slots(rules: &'static crate::Rules, k: u32, l: u32, hands: [u
 pub use read::SubspaceFile;
 pub use write::{
     WriteOptions, depth_encoding_for, replace_file, write_atomic, write_subspace,
-    write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
+    write_subspace_choosing, write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
 };
 
 use crate::value::Counts;

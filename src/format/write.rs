@@ -159,6 +159,44 @@ pub fn write_wdl_only_chosen(
     write_encoded(path, &file)
 }
 
+/// Writes a full file with value don't-cares, loss-only depths and a model-coded
+/// WDL section (`opts` must ask for all three) to `path`, atomically, as
+/// [`write_subspace_with`], where slot `i` stores the result with bit `t` of
+/// `allowed[i]` set (bit 0 draw, 1 win, 2 loss) that the model finds likeliest
+/// there. The stored values are `codes`, the filled values, but for the result
+/// the model chooses. A slot's loss bit must be set exactly where `codes` holds a
+/// loss (its only choice then): the lost slots, and so the depth section, are
+/// those of `codes`.
+pub fn write_subspace_choosing(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    opts: &WriteOptions,
+    allowed: &[u8],
+) -> Result<Header, FormatError> {
+    if opts.wdl_only
+        || !opts.value_dont_cares
+        || !opts.loss_depths
+        || opts.wdl_encoding != Encoding::Model
+    {
+        return Err(input_error(path, "bad write options".into()));
+    }
+    let bad = |(&a, &c): (&u8, &u16)| {
+        let t = trit(c);
+        let loss = 1 << 2;
+        if t == 2 {
+            a != loss
+        } else {
+            a > 7 || a & loss != 0 || a >> t & 1 == 0
+        }
+    };
+    if allowed.len() != codes.len() || allowed.iter().zip(codes).any(bad) {
+        return Err(input_error(path, "bad allowed results".into()));
+    }
+    let file = encode_subspace(path, meta, codes, opts, Some(allowed))?;
+    write_encoded(path, &file)
+}
+
 /// The complete file contents; with `allowed`, the WDL section model-coded with the
 /// model's choice among the allowed results ([`write_wdl_only_chosen`]).
 fn encode_subspace(
