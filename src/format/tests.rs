@@ -823,6 +823,65 @@ fn the_model_chooses_among_allowed_results_and_saves() {
 }
 
 #[test]
+fn full_files_store_the_models_choice_and_every_loss() {
+    let dir = tmpdir("full-chosen");
+    let rules = crate::Rules::with_stones(5);
+    let codes = positional_codes(rules, 4, 4, 7);
+    let meta = model_meta(rules, 4, 4, [0, 0], &codes);
+    let path = dir.join("4-4.mdb");
+    let opts = WriteOptions {
+        wdl_encoding: Encoding::Model,
+        value_dont_cares: true,
+        loss_depths: true,
+        depth_model: true,
+        ..small_opts()
+    };
+    // One slot in three that is not lost may store a win or a draw.
+    let mut r = Mix(9);
+    let allowed: Vec<u8> = codes
+        .iter()
+        .map(|&c| match (trit(c), r.below(3)) {
+            (2, _) => 0b100,
+            (_, 0) => 0b011,
+            (t, _) => 1 << t,
+        })
+        .collect();
+    write_subspace_choosing(&path, &meta, &codes, &opts, &allowed).unwrap();
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    assert!(f.depth_model() && f.value_dont_cares());
+    let stored = f.read_all_partial().unwrap();
+    let mut changed = 0;
+    for (i, (&s, &c)) in stored.iter().zip(&codes).enumerate() {
+        match trit(c) {
+            2 => assert_eq!(s, c, "slot {i}"),
+            t => {
+                let st = if s == WIN_BY_LOOKAHEAD { 1 } else { trit(s) };
+                assert!(allowed[i] >> st & 1 == 1, "slot {i}: {s}");
+                changed += (st != t) as u32;
+            }
+        }
+    }
+    assert!(changed > 100, "{changed}");
+    // A loss allowed where the code is not lost, a lost slot with a choice, the
+    // code's own result not allowed, or options without the models: refused.
+    let first = |t: u8| codes.iter().position(|&c| trit(c) == t).unwrap();
+    for (slot, mask) in [(first(0), 0b101), (first(2), 0b110), (first(1), 0b001)] {
+        let mut bad = allowed.clone();
+        bad[slot] = mask;
+        let err = write_subspace_choosing(&path, &meta, &codes, &opts, &bad).unwrap_err();
+        assert!(err.to_string().contains("bad allowed results"), "{err}");
+    }
+    let zstd = WriteOptions {
+        wdl_encoding: Encoding::Trits5,
+        depth_model: false,
+        ..opts.clone()
+    };
+    let err = write_subspace_choosing(&path, &meta, &codes, &zstd, &allowed).unwrap_err();
+    assert!(err.to_string().contains("bad write options"), "{err}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn model_coded_depths_refuse_damage_and_older_versions() {
     let dir = tmpdir("depth-model-bad");
     let rules = crate::Rules::with_stones(5);
