@@ -83,6 +83,7 @@
 pub mod arena;
 pub mod build;
 mod cache;
+pub mod derived;
 pub mod dontcare;
 pub mod engine;
 pub mod fen;

@@ -259,7 +259,12 @@ impl Manifest {
 
     /// Removes the entry of subspace `k-l`, returning it.
     pub fn remove(&mut self, k: u32, l: u32) -> Option<Entry> {
-        let name = subspace_name(k, l);
+        self.remove_sector(Sector::moving(k as u8, l as u8))
+    }
+
+    /// Removes the entry of sector `s` (either phase), if any.
+    pub fn remove_sector(&mut self, s: Sector) -> Option<Entry> {
+        let name = s.name();
         let at = self.subspaces.iter().position(|e| e.name == name)?;
         Some(self.subspaces.remove(at))
     }

@@ -181,9 +181,11 @@ pub fn pack_wdl_only_sectors(
     };
     manifest.wdl_only = true;
     manifest.format_version = VERSION_FLAGS;
+    // A sector derived in the output ([`crate::derived`]) stays so.
     let files: Vec<_> = existing_files(src, idx)
         .into_iter()
         .filter(|(s, _)| only.is_empty() || only.contains(s))
+        .filter(|(s, _)| !crate::derived::is_marked(out, rules, *s))
         .collect();
     if files.is_empty() {
         return Err(PackError::Empty {

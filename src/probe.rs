@@ -56,6 +56,18 @@ pub enum ProbeError {
         /// What to do: the command that builds it.
         hint: String,
     },
+    /// The sector is derived in this WDL-only directory ([`crate::derived`]): it
+    /// has no file, its results come from one ply of search.
+    #[error(
+        "sector {subspace} is derived in {} (no file: its results are the best of its plies), so it has win/draw/loss only; values with distance need the full database",
+        dir.display()
+    )]
+    Derived {
+        /// The sector, `"k-l"` or `"k-l-hk-hl"`.
+        subspace: String,
+        /// The database directory.
+        dir: PathBuf,
+    },
     /// The subspace's file is damaged, of other rules or of another format.
     #[error(transparent)]
     Format(#[from] FormatError),
@@ -101,6 +113,9 @@ pub struct Tablebase {
 struct Slot {
     /// The directory (in [`Tablebase::dirs`]) holding the file, if any does.
     dir: Option<usize>,
+    /// The directory marking the sector derived ([`crate::derived`]), if no
+    /// earlier one has its file.
+    derived: Option<usize>,
     file: OnceLock<SubspaceFile>,
 }
 
@@ -147,6 +162,7 @@ impl Tablebase {
         let slots = (0..n * n * n * n)
             .map(|_| Slot {
                 dir: None,
+                derived: None,
                 file: OnceLock::new(),
             })
             .collect();
@@ -201,9 +217,14 @@ impl Tablebase {
             } else {
                 s.is_valid(self.rules)
             };
-            let slot = &mut self.slots[i];
-            if slot.dir.is_none() && wanted && dir.join(s.file_name()).is_file() {
-                slot.dir = Some(number);
+            let taken = self.slots[i].dir.is_some() || self.slots[i].derived.is_some();
+            if taken || !wanted {
+                continue;
+            }
+            if dir.join(s.file_name()).is_file() {
+                self.slots[i].dir = Some(number);
+            } else if crate::derived::is_marked(dir, self.rules, s) {
+                self.slots[i].derived = Some(number);
             }
         }
     }
@@ -291,9 +312,26 @@ impl Tablebase {
         self.has_sector(Sector::moving(k as u8, l as u8))
     }
 
-    /// Whether the file of a sector (either phase) was present at opening.
+    /// Whether a sector (either phase) is answered: its file was present at
+    /// opening, or it is derived ([`Tablebase::is_derived`]; win/draw/loss only).
     pub fn has_sector(&self, s: Sector) -> bool {
-        self.slot(s).is_some_and(|s| s.dir.is_some())
+        self.slot(s)
+            .is_some_and(|s| s.dir.is_some() || s.derived.is_some())
+    }
+
+    /// Whether a sector is derived ([`crate::derived`]): no file, its results
+    /// the best of its plies.
+    #[inline]
+    pub fn is_derived(&self, s: Sector) -> bool {
+        self.slot(s).is_some_and(|s| s.derived.is_some())
+    }
+
+    /// The derived sectors, sorted.
+    pub fn derived_sectors(&self) -> Vec<Sector> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].derived.is_some())
+            .map(|i| self.sector_at(i))
+            .collect()
     }
 
     /// The subspaces `(k, l)` whose files were present at opening, sorted.
@@ -343,6 +381,14 @@ impl Tablebase {
     pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {
         let (slot, dir) = match self.slot(s) {
             Some(slot @ Slot { dir: Some(dir), .. }) => (slot, *dir),
+            Some(Slot {
+                derived: Some(dir), ..
+            }) => {
+                return Err(ProbeError::Derived {
+                    subspace: s.name(),
+                    dir: self.dirs[*dir].clone(),
+                });
+            }
             _ => return Err(self.missing(s)),
         };
         if let Some(f) = slot.file.get() {
@@ -400,6 +446,9 @@ impl Tablebase {
     pub fn probe_wdl_sets(&self, own: Bits, opp: Bits) -> Result<Wdl, ProbeError> {
         match self.check_sets(own, opp)? {
             None => Ok(Wdl::Loss),
+            Some((k, l)) if self.is_derived(Sector::moving(k as u8, l as u8)) => {
+                self.best_ply_wdl(&Position::moving(crate::Color::White, own, opp))
+            }
             Some((k, l)) => {
                 let file = self.file(k, l)?;
                 let stored = file.wdl(self.index.index(own, opp))?;
@@ -639,7 +688,11 @@ impl Tablebase {
     /// file with don't-cares, the better of the stored result and the best result
     /// of the capturing plies (which lead into smaller sectors).
     fn stored_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
-        let file = self.sector_file(Sector::of(pos))?;
+        let sector = Sector::of(pos);
+        if self.is_derived(sector) {
+            return self.best_ply_wdl(pos);
+        }
+        let file = self.sector_file(sector)?;
         self.wdl_at(file, self.index.index(pos.own(), pos.opp()), pos)
     }
 
@@ -711,17 +764,22 @@ impl Tablebase {
         match self.classify(pos)? {
             Kind::Lost => Ok(Wdl::Loss),
             Kind::Stored => self.stored_wdl(pos),
-            Kind::Removal => {
-                let mut best = Wdl::Loss;
-                for ply in pos.legal_plies(self.rules) {
-                    best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
-                    if best == Wdl::Win {
-                        break;
-                    }
-                }
-                Ok(best)
+            Kind::Removal => self.best_ply_wdl(pos),
+        }
+    }
+
+    /// The best result of `pos`'s plies (a loss if it has none), stopping at the
+    /// first win: the result of a position with a removal pending, or of one in a
+    /// derived sector.
+    fn best_ply_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        let mut best = Wdl::Loss;
+        for ply in pos.legal_plies(self.rules) {
+            best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
+            if best == Wdl::Win {
+                break;
             }
         }
+        Ok(best)
     }
 
     /// Every legal ply of a position of either phase with its exact value for the side
@@ -764,10 +822,9 @@ impl Tablebase {
     /// Whether the file that values `pos` (its sector's, with no removal pending) is
     /// present and holds win/draw/loss only.
     pub fn wdl_only_at(&self, pos: &Position) -> bool {
+        let s = Sector::of(pos);
         !pos.pending_removal
-            && self
-                .sector_file(Sector::of(pos))
-                .is_ok_and(SubspaceFile::wdl_only)
+            && (self.is_derived(s) || self.sector_file(s).is_ok_and(SubspaceFile::wdl_only))
     }
 
     /// A best ply and its value, the first of [`Tablebase::moves`]; `None` when the

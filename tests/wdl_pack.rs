@@ -3,12 +3,14 @@
 //! every distance with a clear error, resumes, and never writes into its source.
 
 use millbase::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::derived::derive;
 use millbase::engine::Endgame;
 use millbase::engine::endgame::nominal;
 use millbase::format::{Encoding, FormatError};
 use millbase::index::Index;
 use millbase::pack::{PackError, PackOptions, pack_wdl_only};
 use millbase::probe::{ProbeError, Tablebase};
+use millbase::sector::Sector;
 use millbase::{Position, Rules};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,8 +68,12 @@ fn every_position(tb: &Tablebase) -> Vec<Position> {
     out
 }
 
+/// A distance refused by name: a WDL-only file's, or a derived sector's.
 fn is_wdl_only(e: &ProbeError) -> bool {
-    matches!(e, ProbeError::Format(FormatError::WdlOnly { .. }))
+    matches!(
+        e,
+        ProbeError::Format(FormatError::WdlOnly { .. }) | ProbeError::Derived { .. }
+    )
 }
 
 #[test]
@@ -173,7 +179,10 @@ fn every_wdl_probe_equals(out: &Path) {
     let full = Tablebase::open(full()).unwrap();
     let pack = Tablebase::open(out).unwrap();
     assert!(pack.wdl_only() && !full.wdl_only());
-    assert_eq!(pack.available_sectors(), full.available_sectors());
+    let mut answered = pack.available_sectors();
+    answered.extend(pack.derived_sectors());
+    answered.sort();
+    assert_eq!(answered, full.available_sectors());
     assert!(!Endgame::has_distances(&pack) && Endgame::has_distances(&full));
     let positions = every_position(&full);
     assert!(positions.len() > 100_000, "{}", positions.len());
@@ -232,6 +241,82 @@ fn moves_without_distances_equal(out: &Path) {
         }
     }
     std::fs::remove_dir_all(out).unwrap();
+}
+
+/// `millbase pack --derive`: per mirrored pair one side, and the placement
+/// sectors of one ply parity, left out and given by one ply of search; every WDL
+/// probe and every ply's result as the full directory's, distances refused by
+/// name; idempotent, kept by a resumed pack, and a file left beside its marker (a
+/// crash) is removed by the next run.
+#[test]
+fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
+    let idx = Index::for_rules(rules());
+    let opts = PackOptions {
+        dont_cares: true,
+        coding: Some(Encoding::Model),
+    };
+    let out = packed_with("derived", opts);
+    let copy = packed_with("derived-copy", opts);
+    let bytes = |d: &Path| -> u64 {
+        std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum()
+    };
+    let before = bytes(&out);
+    let derived: Vec<Sector> = derive(&out, idx)
+        .unwrap()
+        .iter()
+        .map(|d| d.sector)
+        .collect();
+    let pack = Tablebase::open(&out).unwrap();
+    assert_eq!(pack.derived_sectors(), derived);
+    // Per mirrored pair exactly one side; never a subspace without a mirror.
+    let sectors = Tablebase::open(full()).unwrap().available_sectors();
+    for s in sectors.iter().filter(|s| s.is_moving()) {
+        let mirror = Sector::moving(s.l, s.k);
+        let pair = derived.contains(s) as u32 + derived.contains(&mirror) as u32;
+        assert_eq!(pair, (s.k != s.l) as u32, "{s}");
+    }
+    // One placement parity, all of it.
+    let placement: Vec<&Sector> = sectors.iter().filter(|s| !s.is_moving()).collect();
+    let parity = |s: &Sector| (s.hk + s.hl) % 2;
+    let dropped: Vec<_> = derived.iter().filter(|s| !s.is_moving()).collect();
+    let p = parity(dropped[0]);
+    assert!(dropped.iter().all(|s| parity(s) == p));
+    assert_eq!(
+        dropped.len(),
+        placement.iter().filter(|s| parity(s) == p).count(),
+        "{dropped:?} {placement:?}"
+    );
+    assert!(bytes(&out) < before, "{} {before}", bytes(&out));
+    // Again: nothing more, nothing removed; a resumed pack writes no derived file.
+    let again = derive(&out, idx).unwrap();
+    assert!(again.iter().all(|d| d.bytes == 0));
+    assert_eq!(again.len(), derived.len());
+    let resumed = pack_wdl_only(full(), &out, idx, opts, |_| {}).unwrap();
+    assert!(resumed.iter().all(|r| r.kept));
+    assert!(derived.iter().all(|s| !out.join(s.file_name()).exists()));
+    // A crash between the marker and the removal: the file is back beside its
+    // marker; probes read it, and the next run removes it.
+    let s = derived[0];
+    std::fs::copy(copy.join(s.file_name()), out.join(s.file_name())).unwrap();
+    assert!(!Tablebase::open(&out).unwrap().is_derived(s));
+    let redo = derive(&out, idx).unwrap();
+    assert!(redo.iter().any(|d| d.sector == s && d.bytes > 0));
+    assert!(Tablebase::open(&out).unwrap().is_derived(s));
+    // A full directory is refused, untouched.
+    let err = derive(full(), idx).unwrap_err();
+    assert!(matches!(err, PackError::FullFileInOutput { .. }), "{err}");
+    std::fs::remove_dir_all(&copy).unwrap();
+    let moves = temp("derived-moves");
+    std::fs::create_dir_all(&moves).unwrap();
+    for e in std::fs::read_dir(&out).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), moves.join(e.file_name())).unwrap();
+    }
+    moves_without_distances_equal(&moves);
+    every_wdl_probe_equals(&out);
 }
 
 #[test]

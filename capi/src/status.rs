@@ -66,7 +66,8 @@ impl From<ProbeError> for Failure {
     fn from(e: ProbeError) -> Failure {
         let status = match e {
             ProbeError::NoDatabase { .. } => mb_status::MB_ERR_NO_DATABASE,
-            ProbeError::Missing { .. } => mb_status::MB_ERR_MISSING,
+            // A derived sector has no distances: the data asked for is not there.
+            ProbeError::Missing { .. } | ProbeError::Derived { .. } => mb_status::MB_ERR_MISSING,
             ProbeError::Format(_) | ProbeError::OtherRules { .. } => mb_status::MB_ERR_DAMAGED,
             ProbeError::Illegal(_) => mb_status::MB_ERR_ILLEGAL,
             ProbeError::GameOver => mb_status::MB_ERR_GAME_OVER,

@@ -31,6 +31,13 @@ pub struct PackArgs {
     /// arithmetic coder, format version 3: smaller, slower to decode cold).
     #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
     wdl_coding: String,
+    /// Then leave out the sectors whose results one ply of search gives from the
+    /// others (per mirrored moving-phase pair `k-l`/`l-k` the bigger, and the
+    /// placement sectors of the ply parity that takes more, once the whole phase is
+    /// packed), marking each with a `NAME.derived` file: about half the bytes, and
+    /// a probe there costs a probe of each ply (`docs/FORMAT.md`, "Derived sectors").
+    #[arg(long)]
+    derive: bool,
     /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -100,5 +107,15 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
         start.elapsed().as_secs_f64(),
         a.out.display()
     );
+    if a.derive {
+        let derived = millbase::derived::derive(&a.out, idx)?;
+        let bytes: u64 = derived.iter().map(|d| d.bytes).sum();
+        let names: Vec<String> = derived.iter().map(|d| d.sector.name()).collect();
+        println!(
+            "derived {} sectors ({bytes} bytes of files removed): {}",
+            derived.len(),
+            names.join(" ")
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
