@@ -92,6 +92,18 @@ pub enum ProbeError {
     GameOver,
 }
 
+impl ProbeError {
+    /// Whether the error says the directory has win/draw/loss only where a
+    /// distance was asked: a WDL-only file, or a derived sector. Callers that can
+    /// do with the result ask [`Tablebase::probe_wdl`] then.
+    pub fn is_wdl_only(&self) -> bool {
+        matches!(
+            self,
+            ProbeError::Format(FormatError::WdlOnly { .. }) | ProbeError::Derived { .. }
+        )
+    }
+}
+
 /// A database directory opened for probing.
 pub struct Tablebase {
     /// The directories, in the order they were added; a file is read from the first

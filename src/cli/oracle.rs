@@ -4,7 +4,6 @@
 use super::board::{PositionArg, describe};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use millbase::format::FormatError;
 use millbase::game::End;
 use millbase::notation::{format_ply, parse_ply};
 use millbase::opening::{Opening, OpeningError, OpeningOptions, Outcome};
@@ -246,12 +245,9 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `e` says a distance was asked of a WDL-only file.
+/// Whether `e` says a distance was asked of a WDL-only file or derived sector.
 fn is_wdl_only(e: &OpeningError) -> bool {
-    matches!(
-        e,
-        OpeningError::Probe(ProbeError::Format(FormatError::WdlOnly { .. }))
-    )
+    matches!(e, OpeningError::Probe(p) if p.is_wdl_only())
 }
 
 /// `millbase analyze` on a WDL-only database: win, draw or loss of the position and

@@ -101,10 +101,8 @@ impl Endgame for crate::probe::Tablebase {
             self.probe_wdl(pos).map(nominal)
         } else {
             match crate::probe::Tablebase::probe(self, pos) {
-                // A removal leads into a WDL-only file.
-                Err(ProbeError::Format(crate::format::FormatError::WdlOnly { .. })) => {
-                    self.probe_wdl(pos).map(nominal)
-                }
+                // A removal leads into a WDL-only file or derived sector.
+                Err(e) if e.is_wdl_only() => self.probe_wdl(pos).map(nominal),
                 other => other,
             }
         };

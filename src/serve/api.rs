@@ -4,7 +4,6 @@
 //! the best line of play added. A WDL-only directory answers with results only.
 
 use crate::fen;
-use crate::format::FormatError;
 use crate::game::Game;
 use crate::notation::format_ply;
 use crate::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
@@ -101,7 +100,7 @@ impl Api {
         };
         let moves = match moves {
             Ok(m) => m,
-            Err(OpeningError::Probe(ProbeError::Format(FormatError::WdlOnly { .. }))) => {
+            Err(OpeningError::Probe(e)) if e.is_wdl_only() => {
                 return self.answer_wdl(&pos, described);
             }
             Err(e) => return self.failure(e, &pos, described),
@@ -284,6 +283,7 @@ pub fn info(api: &Api) -> Json {
         "points": rules.point_names,
         "subspaces": api.tb.available().len(),
         "placement_sectors": api.tb.available_sectors().len(),
+        "derived_sectors": api.tb.derived_sectors().len(),
         "wdl_only": api.tb.wdl_only(),
         "search_limit": {
             "nodes": api.limit.nodes,
