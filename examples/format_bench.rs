@@ -491,8 +491,11 @@ fn placement(args: &[String]) {
     }
     let only = &args[2.min(args.len())..];
     let mut r = Mix(42);
-    for s in tb
-        .available_sectors()
+    // The sectors with a file, and the derived ones (`pack --derive`).
+    let mut sectors = tb.available_sectors();
+    sectors.extend(tb.derived_sectors());
+    sectors.sort();
+    for s in sectors
         .into_iter()
         .filter(|s| !s.is_moving() && (only.is_empty() || only.contains(&s.to_string())))
     {
@@ -520,6 +523,19 @@ fn placement(args: &[String]) {
             median(runs)
         };
         let wdl = rate(&|p| tb.probe_wdl(p).unwrap() == millbase::Wdl::Win);
+        if tb.wdl_only() {
+            let what = if tb.is_derived(s) {
+                "derived (one ply of search)"
+            } else {
+                "WDL-only file"
+            };
+            println!(
+                "{s} (ply {}): {n} random probes, WDL warm {:.2} M/s; {what} ({wins})",
+                s.ply(tb.rules()),
+                wdl / 1e6,
+            );
+            continue;
+        }
         let full = rate(&|p| matches!(tb.probe(p).unwrap(), Value::Win(_)));
         // Best plies of 2,000 positions, twice: the first pass reads the children's
         // blocks cold (from the page cache), the second finds them decompressed.

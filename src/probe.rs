@@ -780,18 +780,57 @@ impl Tablebase {
         }
     }
 
-    /// The best result of `pos`'s plies (a loss if it has none), stopping at the
-    /// first win: the result of a position with a removal pending, or of one in a
-    /// derived sector.
+    /// The best result of `pos`'s plies (a loss if it has none): the result of a
+    /// position with a removal pending, or of one in a derived sector.
+    ///
+    /// Pruned like alpha-beta: each child's stored result is read first (a file
+    /// with don't-cares stores a result no better than the child's true one, so
+    /// it bounds what the ply can be worth from above); then, best bound first,
+    /// the plies whose bound is not exact are valued through the child's
+    /// capturing plies, until the best found reaches the next bound.
     fn best_ply_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        let rules = self.rules;
+        let mut open = Vec::new();
         let mut best = Wdl::Loss;
-        for ply in pos.legal_plies(self.rules) {
-            best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
-            if best == Wdl::Win {
-                break;
+        for ply in pos.legal_plies(rules) {
+            let child = pos.after(rules, ply);
+            let (bound, exact) = if child.material(child.to_move) < 3 {
+                (Wdl::Win, true)
+            } else {
+                let (stored, exact) = self.stored_wdl_bound(&child)?;
+                (Wdl::of_ply(Some(stored)), exact)
+            };
+            if exact {
+                best = best.max(bound);
+                if best == Wdl::Win {
+                    return Ok(best);
+                }
+            } else if bound > best {
+                open.push((bound, child));
             }
         }
+        open.sort_by_key(|o| std::cmp::Reverse(o.0));
+        for (bound, child) in open {
+            if bound <= best {
+                break;
+            }
+            best = best.max(self.ply_wdl(&child)?);
+        }
         Ok(best)
+    }
+
+    /// The stored result of `pos` (no removal pending, side to move alive), and
+    /// whether it is exact: a result from a file with don't-cares other than a win
+    /// is a lower bound (the capturing plies may raise it). A derived sector's is
+    /// searched, exact.
+    fn stored_wdl_bound(&self, pos: &Position) -> Result<(Wdl, bool), ProbeError> {
+        let sector = Sector::of(pos);
+        if self.is_derived(sector) {
+            return Ok((self.best_ply_wdl(pos)?, true));
+        }
+        let file = self.sector_file(sector)?;
+        let stored = file.wdl(self.index.index(pos.own(), pos.opp()))?;
+        Ok((stored, stored == Wdl::Win || !file.wdl_dont_cares()))
     }
 
     /// Every legal ply of a position of either phase with its exact value for the side

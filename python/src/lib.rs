@@ -88,9 +88,9 @@ impl From<Failure> for PyErr {
             Failure::Probe(e) => {
                 let message = one_line(&e);
                 match e {
-                    ProbeError::NoDatabase { .. } | ProbeError::Missing { .. } => {
-                        MissingError::new_err(message)
-                    }
+                    ProbeError::NoDatabase { .. }
+                    | ProbeError::Missing { .. }
+                    | ProbeError::Derived { .. } => MissingError::new_err(message),
                     ProbeError::Format(_) | ProbeError::OtherRules { .. } => {
                         DamagedError::new_err(message)
                     }
