@@ -483,7 +483,11 @@ fn placement(args: &[String]) {
     let tb = open(&db);
     let start = Position::start(tb.rules());
     if tb.covers(&start) {
-        let v = tb.probe(&start).unwrap();
+        let v: Box<dyn std::fmt::Display> = if tb.wdl_only() {
+            Box::new(tb.probe_wdl(&start).unwrap())
+        } else {
+            Box::new(tb.probe(&start).unwrap())
+        };
         println!(
             "empty board: {v}, {:.3} s from opening the directory (cold)",
             t.elapsed().as_secs_f64()

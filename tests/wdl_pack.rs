@@ -271,24 +271,37 @@ fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
         .collect();
     let pack = Tablebase::open(&out).unwrap();
     assert_eq!(pack.derived_sectors(), derived);
-    // Per mirrored pair exactly one side; never a subspace without a mirror.
+    // Per mirrored pair at most one side, never a subspace without a mirror; one
+    // placement parity; and every ply of a derived sector leads into a stored
+    // one (or ends the game), so a derived probe is one ply of stored probes.
     let sectors = Tablebase::open(full()).unwrap().available_sectors();
-    for s in sectors.iter().filter(|s| s.is_moving()) {
-        let mirror = Sector::moving(s.l, s.k);
-        let pair = derived.contains(s) as u32 + derived.contains(&mirror) as u32;
-        assert_eq!(pair, (s.k != s.l) as u32, "{s}");
+    for s in derived.iter().filter(|s| s.is_moving()) {
+        assert_ne!(s.k, s.l, "{s}");
+        assert!(!derived.contains(&Sector::moving(s.l, s.k)), "{s}");
     }
-    // One placement parity, all of it.
-    let placement: Vec<&Sector> = sectors.iter().filter(|s| !s.is_moving()).collect();
     let parity = |s: &Sector| (s.hk + s.hl) % 2;
     let dropped: Vec<_> = derived.iter().filter(|s| !s.is_moving()).collect();
-    let p = parity(dropped[0]);
-    assert!(dropped.iter().all(|s| parity(s) == p));
-    assert_eq!(
-        dropped.len(),
-        placement.iter().filter(|s| parity(s) == p).count(),
-        "{dropped:?} {placement:?}"
-    );
+    assert!(dropped.iter().all(|s| parity(s) == parity(dropped[0])));
+    for s in &derived {
+        let (quiet, capture) = if s.is_moving() {
+            let quiet = Sector::moving(s.l, s.k);
+            (quiet, Some(Sector::moving(s.l.saturating_sub(1), s.k)))
+        } else {
+            s.children()
+        };
+        for c in [Some(quiet), capture].into_iter().flatten() {
+            if c.is_valid(rules()) {
+                assert!(sectors.contains(&c) && !derived.contains(&c), "{s} -> {c}");
+            }
+        }
+    }
+    let moving_pairs = sectors
+        .iter()
+        .filter(|s| s.is_moving() && s.k < s.l)
+        .count();
+    let derived_moving = derived.iter().filter(|s| s.is_moving()).count();
+    assert!(derived_moving * 3 >= moving_pairs * 2, "{derived:?}");
+    assert!(!dropped.is_empty(), "{derived:?}");
     assert!(bytes(&out) < before, "{} {before}", bytes(&out));
     // Again: nothing more, nothing removed; a resumed pack writes no derived file.
     let again = derive(&out, idx).unwrap();
