@@ -7,7 +7,7 @@
 //! capture lead there) and whose captures lead into a stored subspace `(l-1)-k`,
 //! and the placement sectors of one ply parity (every ply leads into the next
 //! ply) whose last plies lead into stored subspaces. Syzygy stores its distance
-//! tables for one side to move on the same reasoning. [`derive`] picks, per
+//! tables for one side to move on the same reasoning. [`derive()`] picks, per
 //! mirrored pair, the bigger side (else the smaller) where that holds, smaller
 //! pairs first, then the placement parity that saves more; a probe of a derived
 //! sector costs a probe of each ply, never a search of two plies (measured on the
@@ -48,7 +48,7 @@ pub fn is_marked(dir: &Path, rules: &Rules, s: Sector) -> bool {
     std::fs::read_to_string(dir.join(marker_name(s))).is_ok_and(|t| t == marker_text(rules, s))
 }
 
-/// A sector [`derive`] left out, and the bytes its file took.
+/// A sector [`derive()`] left out, and the bytes its file took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Derived {
     /// The sector.
