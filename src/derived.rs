@@ -86,7 +86,7 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
     let mut chosen: Vec<Sector> = every.filter(|&s| is_marked(dir, rules, s)).collect();
     // Whether every ply of `s` leads into a stored sector (or ends the game).
     let leads_into_stored = |s: Sector, chosen: &[Sector]| {
-        let (quiet, capture) = children(s);
+        let (quiet, capture) = s.children();
         [Some(quiet), capture]
             .into_iter()
             .flatten()
@@ -157,15 +157,4 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
         m.save(dir)?;
     }
     Ok(out)
-}
-
-/// Where the plies of sector `s` lead: without a capture, and with one (a sector
-/// that may not be a position: see [`Sector::is_valid`]).
-fn children(s: Sector) -> (Sector, Option<Sector>) {
-    if s.is_moving() {
-        let quiet = Sector::moving(s.l, s.k);
-        (quiet, Some(Sector::moving(s.l.saturating_sub(1), s.k)))
-    } else {
-        s.children()
-    }
 }

@@ -120,21 +120,22 @@ impl Sector {
             && alive(self.l, self.hl)
     }
 
-    /// Where a placement in this sector leads: the sector after a placement that
-    /// removes nothing, and after one that removes an opponent stone. Either may be a
-    /// moving-phase subspace (the last placement); the second is `None` when no
-    /// placement here can close a mill, and may be lost for its side to move (fewer
-    /// than three stones left), see [`Sector::is_valid`].
+    /// Where a ply in this sector leads: the sector after a ply that removes
+    /// nothing, and after one that removes an opponent stone. From the placement
+    /// phase either may be a moving-phase subspace (the last placement); from
+    /// `k-l` they are `l-k` and `(l-1)-k`. The second is `None` when no ply here
+    /// can close a mill, and may be lost for its side to move (fewer than three
+    /// stones left), see [`Sector::is_valid`].
     pub fn children(&self) -> (Sector, Option<Sector>) {
-        debug_assert!(self.hk > 0, "a placement sector");
+        let placed = (self.hk > 0) as u8;
         let quiet = Sector {
             k: self.l,
-            l: self.k + 1,
+            l: self.k + placed,
             hk: self.hl,
-            hl: self.hk - 1,
+            hl: self.hk - placed,
         };
         // A mill needs three stones of the mover, and a stone to remove.
-        let capture = (self.k + 1 >= 3 && self.l > 0).then(|| Sector {
+        let capture = (quiet.l >= 3 && self.l > 0).then(|| Sector {
             k: self.l - 1,
             ..quiet
         });
@@ -274,6 +275,15 @@ mod tests {
         let ours = Sector::placement_sectors(r);
         assert_eq!(ours.len(), 305);
         assert!(ours.iter().all(|s| seen.contains(s)));
+    }
+
+    #[test]
+    fn moving_children_are_the_mirror_and_one_stone_fewer() {
+        let (quiet, capture) = Sector::moving(7, 5).children();
+        assert_eq!(quiet, Sector::moving(5, 7));
+        assert_eq!(capture, Some(Sector::moving(4, 7)));
+        let (_, capture) = Sector::moving(3, 3).children();
+        assert!(!capture.unwrap().is_valid(Rules::standard()));
     }
 
     #[test]
