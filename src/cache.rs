@@ -1,132 +1,120 @@
 //! The bounded cache of decompressed blocks that all files of a
 //! [`crate::probe::Tablebase`] share.
 //!
-//! It holds at most its limit in bytes of decompressed block data, whatever is
-//! probed: the limit is split evenly over [`SHARDS`] shards (each a mutex, so probes
-//! from many threads rarely meet), and a shard that would go over its share evicts
+//! Each section of an open file has a table of its blocks ([`Blocks`]): a pointer
+//! per block, null where the block is not held. A read loads the pointer and takes
+//! no lock: blocks are freed by epoch-based reclamation (`crossbeam-epoch`), so a
+//! block evicted while another thread reads it lives until that read ends. A probe
+//! that reads many blocks (a ply of search) prefetches them all, then reads: with
+//! no lock between, their waits for main memory overlap (a lock's atomic
+//! instruction waits for every load before it).
+//!
+//! Only a miss takes the cache's mutex. The cache holds at most its limit in bytes
+//! of decompressed blocks, whatever is probed: a miss that would go over it evicts
 //! blocks by the CLOCK rule (a block read since the hand last passed gets a second
-//! chance) until the new block fits. A block larger than a shard's share is read
-//! and not kept. Blocks are decompressed outside the lock.
+//! chance) until the new block fits. A block larger than the limit is read and not
+//! kept. Blocks are decompressed outside the lock.
 
-use crate::mix::splitmix64;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-
-/// Shards of a cache.
-pub const SHARDS: usize = 16;
+use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The default limit: 1 GiB of decompressed blocks. The moving-phase databases up
 /// to ten stones fit whole; the complete standard game decompresses to about
 /// 11 GB, so probing all of it evicts.
 pub const DEFAULT_LIMIT: usize = 1 << 30;
 
-/// A block: the file's number in the cache, its section (0 WDL, 1 depth) and its
-/// number in the section, packed into one word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Key(u64);
-
-impl Key {
-    pub(crate) fn new(file: u32, section: u8, block: u32) -> Key {
-        Key((file as u64) << 32 | (section as u64) << 31 | block as u64)
-    }
-
-    fn file(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    #[cfg(test)]
-    fn section(self) -> u8 {
-        (self.0 >> 31 & 1) as u8
-    }
-}
-
-/// Keys are already distinct words: one splitmix64 round spreads them.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = splitmix64(self.0 ^ b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = splitmix64(x);
-    }
-}
-
-struct Entry {
+/// A decompressed block the cache holds.
+struct Block {
     data: Box<[u8]>,
     /// Read since the clock hand last passed.
-    referenced: bool,
-    /// Where the key is in the shard's ring.
-    at: usize,
+    referenced: AtomicBool,
 }
 
+/// The blocks of one section of one file as the cache holds them.
+pub(crate) struct Blocks {
+    /// The file's number in the cache.
+    file: u32,
+    /// Block `b`, or null where it is not held. Set and cleared only under the
+    /// cache's mutex; freed only through the epoch after it is cleared.
+    slots: Box<[Atomic<Block>]>,
+}
+
+impl Blocks {
+    /// Blocks of the table held now.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        let guard = epoch::pin();
+        let held = |s: &Atomic<Block>| !s.load(Ordering::Acquire, &guard).is_null();
+        self.slots.iter().filter(|s| held(s)).count()
+    }
+}
+
+impl Drop for Blocks {
+    fn drop(&mut self) {
+        // The ring holds a table while it holds a block of it, so a table dropped
+        // holds none; free any left all the same.
+        for slot in self.slots.iter() {
+            // SAFETY: the table's last owner is going, so no thread reads it.
+            unsafe {
+                let p = slot.swap(Shared::null(), Ordering::Relaxed, epoch::unprotected());
+                if !p.is_null() {
+                    drop(p.into_owned());
+                }
+            }
+        }
+    }
+}
+
+/// The clock: the blocks held, in the order the hand visits them.
 #[derive(Default)]
-struct Shard {
-    map: HashMap<Key, Entry, BuildHasherDefault<KeyHasher>>,
-    /// The keys in the order the clock hand visits them.
-    ring: Vec<Key>,
+struct Clock {
+    ring: Vec<(Arc<Blocks>, u32)>,
     hand: usize,
     bytes: usize,
 }
 
-impl Shard {
+impl Clock {
     /// Evicts until `need` more bytes fit within `limit`.
-    fn make_room(&mut self, need: usize, limit: usize) {
+    fn make_room(&mut self, need: usize, limit: usize, guard: &Guard) {
         while self.bytes + need > limit && !self.ring.is_empty() {
             if self.hand >= self.ring.len() {
                 self.hand = 0;
             }
-            let key = self.ring[self.hand];
-            let entry = self.map.get_mut(&key).expect("ring keys are cached");
-            if entry.referenced {
-                entry.referenced = false;
+            let (table, b) = &self.ring[self.hand];
+            let p = table.slots[*b as usize].load(Ordering::Relaxed, guard);
+            // SAFETY: a block in the ring is in its table until `evict` (under the
+            // mutex, which the caller holds) clears it.
+            let block = unsafe { p.deref() };
+            if block.referenced.swap(false, Ordering::Relaxed) {
                 self.hand += 1;
             } else {
-                // The ring's last (newest) key moves into the evicted place: step
+                // The ring's last (newest) block moves into the evicted place: step
                 // past it, so that a block just loaded gets its lap like any other
                 // instead of going next (which kept stale blocks and evicted new ones).
-                self.remove(key);
+                self.evict(self.hand, guard);
                 self.hand += 1;
             }
         }
     }
 
-    fn remove(&mut self, key: Key) {
-        let entry = self.map.remove(&key).expect("removed key is cached");
-        self.bytes -= entry.data.len();
-        self.ring.swap_remove(entry.at);
-        if let Some(&moved) = self.ring.get(entry.at) {
-            self.map.get_mut(&moved).expect("ring keys are cached").at = entry.at;
+    /// Evicts the block at ring position `at`.
+    fn evict(&mut self, at: usize, guard: &Guard) {
+        let (table, b) = self.ring.swap_remove(at);
+        let p = table.slots[b as usize].swap(Shared::null(), Ordering::AcqRel, guard);
+        // SAFETY: it was held (see `make_room`) and is unlinked now: threads that
+        // loaded it are pinned, and the epoch frees it after they unpin.
+        unsafe {
+            self.bytes -= p.deref().data.len();
+            guard.defer_destroy(p);
         }
-    }
-
-    fn insert(&mut self, key: Key, data: Box<[u8]>) {
-        self.bytes += data.len();
-        let at = self.ring.len();
-        self.ring.push(key);
-        self.map.insert(
-            key,
-            Entry {
-                data,
-                referenced: false,
-                at,
-            },
-        );
     }
 }
 
 /// A bounded cache of decompressed blocks, shared by the files that register with it.
 pub struct BlockCache {
     limit: AtomicUsize,
-    shards: Box<[Mutex<Shard>]>,
+    clock: Mutex<Clock>,
     next_file: AtomicU32,
 }
 
@@ -145,12 +133,18 @@ impl Default for BlockCache {
     }
 }
 
+/// Pins the thread for a batch of reads ([`BlockCache::pinned_byte`]; the first
+/// pin of a thread costs an atomic instruction, nested ones nothing).
+pub(crate) fn pin() -> Guard {
+    epoch::pin()
+}
+
 impl BlockCache {
     /// A cache that holds at most `limit` bytes of decompressed blocks.
     pub fn new(limit: usize) -> BlockCache {
         BlockCache {
             limit: AtomicUsize::new(limit),
-            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            clock: Mutex::default(),
             next_file: AtomicU32::new(0),
         }
     }
@@ -163,45 +157,25 @@ impl BlockCache {
     /// Sets the limit in bytes; a lower limit is reached at once.
     pub fn set_limit(&self, limit: usize) {
         self.limit.store(limit, Ordering::Relaxed);
-        let share = limit / SHARDS;
-        for shard in self.shards.iter() {
-            lock(shard).make_room(0, share);
-        }
+        let guard = epoch::pin();
+        self.lock().make_room(0, limit, &guard);
     }
 
     /// Bytes of decompressed blocks held now.
     pub fn bytes(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).bytes).sum()
+        self.lock().bytes
     }
 
     /// Blocks held now, and their bytes, of the file numbered `file`.
     pub(crate) fn held_by(&self, file: u32) -> (usize, usize) {
-        self.shards
-            .iter()
-            .flat_map(|s| {
-                let s = lock(s);
-                s.map
-                    .iter()
-                    .filter(|(k, _)| k.file() == file)
-                    .map(|(_, e)| e.data.len())
-                    .collect::<Vec<_>>()
+        let guard = epoch::pin();
+        let clock = self.lock();
+        let held = clock.ring.iter().filter(|(t, _)| t.file == file);
+        // SAFETY: the ring's blocks are held while the mutex is.
+        held.map(|(t, b)| unsafe { t.slots[*b as usize].load(Ordering::Relaxed, &guard).deref() })
+            .fold((0, 0), |(n, bytes), block| {
+                (n + 1, bytes + block.data.len())
             })
-            .fold((0, 0), |(n, b), len| (n + 1, b + len))
-    }
-
-    /// Blocks held now of section `section` of the file numbered `file`.
-    #[cfg(test)]
-    pub(crate) fn blocks_of(&self, file: u32, section: u8) -> usize {
-        self.shards
-            .iter()
-            .map(|s| {
-                lock(s)
-                    .map
-                    .keys()
-                    .filter(|k| k.file() == file && k.section() == section)
-                    .count()
-            })
-            .sum()
     }
 
     /// A new number for a file that will read through this cache.
@@ -209,66 +183,154 @@ impl BlockCache {
         self.next_file.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The table of `blocks` blocks of a section of the file numbered `file`.
+    pub(crate) fn blocks(&self, file: u32, blocks: usize) -> Arc<Blocks> {
+        Arc::new(Blocks {
+            file,
+            slots: (0..blocks).map(|_| Atomic::null()).collect(),
+        })
+    }
+
     /// Drops every block of the file numbered `file` (it is being closed).
     pub(crate) fn forget(&self, file: u32) {
-        for shard in self.shards.iter() {
-            let mut s = lock(shard);
-            let keys: Vec<Key> = s.map.keys().filter(|k| k.file() == file).copied().collect();
-            for k in keys {
-                s.remove(k);
+        let guard = epoch::pin();
+        let mut clock = self.lock();
+        let mut at = 0;
+        while at < clock.ring.len() {
+            if clock.ring[at].0.file == file {
+                clock.evict(at, &guard);
+            } else {
+                at += 1;
             }
         }
     }
 
-    /// `read` applied to the block `key`, decompressed by `load` if it is not held
-    /// (and then kept if it fits, evicting others).
+    /// `read` applied to block `b` of `table`, decompressed by `load` if it is not
+    /// held (and then kept if it fits, evicting others).
     #[inline]
     pub(crate) fn with<R, E>(
         &self,
-        key: Key,
+        table: &Arc<Blocks>,
+        b: usize,
         load: impl FnOnce() -> Result<Vec<u8>, E>,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, E> {
-        let shard = &self.shards[splitmix64(key.0) as usize % SHARDS];
         {
-            let mut s = lock(shard);
-            if let Some(e) = s.map.get_mut(&key) {
-                e.referenced = true;
-                return Ok(read(&e.data));
+            let guard = epoch::pin();
+            let p = table.slots[b].load(Ordering::Acquire, &guard);
+            // SAFETY: a block is freed only through the epoch after its slot is
+            // cleared, and `guard` pins this thread.
+            if let Some(block) = unsafe { p.as_ref() } {
+                block.touch();
+                return Ok(read(&block.data));
             }
         }
-        Ok(self.miss(shard, key, load()?, read))
+        Ok(self.miss(table, b, load()?, read))
+    }
+
+    /// Byte `at` of block `b` of `table`, valid while `guard` pins the thread,
+    /// its cache line on its way (a prefetch: nothing waits for it). The block is
+    /// decompressed by `load` first if it is not held. `None` where the block is
+    /// not kept (larger than the limit) or has no byte `at`: read it by
+    /// [`BlockCache::with`]. A probe that reads many blocks takes its bytes this
+    /// way first, then reads them: each read alone waits for main memory (about
+    /// 0.1 µs), and these waits overlap.
+    #[inline]
+    pub(crate) fn pinned_byte<'a, E>(
+        &'a self,
+        table: &'a Arc<Blocks>,
+        b: usize,
+        at: usize,
+        load: impl FnOnce() -> Result<Vec<u8>, E>,
+        guard: &'a Guard,
+    ) -> Result<Option<&'a u8>, E> {
+        let p = table.slots[b].load(Ordering::Acquire, guard);
+        // SAFETY: a block is freed only through the epoch after its slot is
+        // cleared, or when its table goes, and `guard` pins this thread for 'a,
+        // within which `table` is borrowed.
+        let block = match unsafe { p.as_ref() } {
+            Some(block) => block,
+            None => match self.keep(table, b, load()?, guard) {
+                Ok(block) => block,
+                Err(_) => return Ok(None),
+            },
+        };
+        block.touch();
+        let byte = block.data.get(at);
+        if let Some(byte) = byte {
+            crate::memory::prefetch(byte);
+        }
+        Ok(byte)
     }
 
     #[cold]
     fn miss<R>(
         &self,
-        shard: &Mutex<Shard>,
-        key: Key,
+        table: &Arc<Blocks>,
+        b: usize,
         data: Vec<u8>,
         read: impl FnOnce(&[u8]) -> R,
     ) -> R {
-        let share = self.limit() / SHARDS;
-        let mut s = lock(shard);
-        if let Some(e) = s.map.get_mut(&key) {
-            // Another thread decompressed it meanwhile; either copy is the same.
-            e.referenced = true;
-            return read(&e.data);
+        let guard = epoch::pin();
+        match self.keep(table, b, data, &guard) {
+            Ok(block) => read(&block.data),
+            Err(data) => read(&data),
         }
-        if data.len() > share {
-            return read(&data);
+    }
+
+    /// Keeps `data` as block `b` of `table`, evicting others to make room, and
+    /// gives the block kept (another thread's copy if it kept one meanwhile:
+    /// either is the same); `Err(data)` where it is larger than the limit. The
+    /// block lives while `guard` pins the thread and `table` lives, even if
+    /// evicted at once.
+    #[cold]
+    fn keep<'g>(
+        &self,
+        table: &Arc<Blocks>,
+        b: usize,
+        data: Vec<u8>,
+        guard: &'g Guard,
+    ) -> Result<&'g Block, Vec<u8>> {
+        let limit = self.limit();
+        let mut clock = self.lock();
+        let slot = &table.slots[b];
+        let held = slot.load(Ordering::Acquire, guard);
+        // SAFETY: as in `with`.
+        if let Some(block) = unsafe { held.as_ref() } {
+            block.touch();
+            return Ok(block);
         }
-        s.make_room(data.len(), share);
-        let r = read(&data);
-        s.insert(key, data.into_boxed_slice());
-        r
+        if data.len() > limit {
+            return Err(data);
+        }
+        clock.make_room(data.len(), limit, guard);
+        clock.bytes += data.len();
+        let block = Block {
+            data: data.into_boxed_slice(),
+            referenced: AtomicBool::new(false),
+        };
+        let kept = Owned::new(block).into_shared(guard);
+        slot.store(kept, Ordering::Release);
+        clock.ring.push((table.clone(), b as u32));
+        // SAFETY: just stored; freed only through the epoch, after `guard`.
+        Ok(unsafe { kept.deref() })
+    }
+
+    /// The clock, even if a thread panicked holding it (it stays consistent: no
+    /// code that can panic runs between its updates).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        self.clock.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// The shard, even if a thread panicked holding it (the shard stays consistent:
-/// no code that can panic runs between its updates).
-fn lock(m: &Mutex<Shard>) -> std::sync::MutexGuard<'_, Shard> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+impl Block {
+    /// Marks the block read; a plain store, and only if it was not marked.
+    #[inline]
+    fn touch(&self) {
+        if !self.referenced.load(Ordering::Relaxed) {
+            self.referenced.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -276,8 +338,8 @@ mod tests {
     use super::*;
     use crate::mix::SplitMix;
 
-    fn block(key: Key, len: usize) -> Vec<u8> {
-        (0..len).map(|i| (key.0 as usize + i) as u8).collect()
+    fn block(seed: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (seed + i) as u8).collect()
     }
 
     #[test]
@@ -285,6 +347,7 @@ mod tests {
         let limit = 64 * 1024;
         let cache = BlockCache::new(limit);
         let file = cache.register();
+        let tables = [cache.blocks(file, 500), cache.blocks(file, 500)];
         let mut g = SplitMix(1);
         let mut loads = 0;
         for _ in 0..20_000 {
@@ -293,20 +356,20 @@ mod tests {
                 g.below(4)
             } else {
                 g.below(500)
-            } as u32;
-            let key = Key::new(file, (b % 2) as u8, b);
-            let len = 100 + (b as usize * 37) % 900;
+            } as usize;
+            let len = 100 + (b * 37) % 900;
             let got = cache
                 .with(
-                    key,
+                    &tables[b % 2],
+                    b,
                     || {
                         loads += 1;
-                        Ok::<_, ()>(block(key, len))
+                        Ok::<_, ()>(block(b, len))
                     },
                     |d| d.to_vec(),
                 )
                 .unwrap();
-            assert_eq!(got, block(key, len));
+            assert_eq!(got, block(b, len));
             assert!(cache.bytes() <= limit, "{} > {limit}", cache.bytes());
         }
         // It did cache (hot blocks hit) and did evict (more loads than blocks).
@@ -316,8 +379,10 @@ mod tests {
         assert!(cache.bytes() <= limit / 4);
         let (n, bytes) = cache.held_by(file);
         assert!(n > 0 && bytes == cache.bytes());
+        assert_eq!(n, tables[0].held() + tables[1].held());
         cache.forget(file);
         assert_eq!(cache.bytes(), 0);
+        assert_eq!(cache.held_by(file), (0, 0));
     }
 
     #[test]
@@ -328,14 +393,16 @@ mod tests {
         // any block read since it was loaded.
         let (len, limit) = (1000, 2000 * 1000);
         let cache = BlockCache::new(limit);
-        let (old, new) = (cache.register(), cache.register());
-        let read = |key: Key, loads: &mut u32| {
+        let old = cache.blocks(cache.register(), 4000);
+        let new = cache.blocks(cache.register(), 1000);
+        let read = |table: &Arc<Blocks>, b: usize, loads: &mut u32| {
             cache
                 .with(
-                    key,
+                    table,
+                    b,
                     || {
                         *loads += 1;
-                        Ok::<_, ()>(block(key, len))
+                        Ok::<_, ()>(block(b, len))
                     },
                     |d| d[0],
                 )
@@ -343,14 +410,14 @@ mod tests {
         };
         let mut loads = 0;
         for b in 0..4000 {
-            read(Key::new(old, 1, b), &mut loads);
+            read(&old, b, &mut loads);
         }
         let mut g = SplitMix(7);
         let mut per_pass = vec![];
         for _ in 0..6 {
             loads = 0;
             for _ in 0..3000 {
-                read(Key::new(new, 1, g.below(1000) as u32), &mut loads);
+                read(&new, g.below(1000) as usize, &mut loads);
             }
             per_pass.push(loads);
         }
@@ -362,16 +429,54 @@ mod tests {
 
     #[test]
     fn oversized_blocks_are_read_not_kept() {
-        let cache = BlockCache::new(SHARDS * 10);
-        let key = Key::new(cache.register(), 0, 7);
-        let sum = cache
-            .with(key, || Ok::<_, ()>(vec![3u8; 11]), |d| d.len())
+        let cache = BlockCache::new(10);
+        let table = cache.blocks(cache.register(), 8);
+        let got = cache
+            .with(&table, 7, || Ok::<_, ()>(block(7, 11)), |d| d.to_vec())
             .unwrap();
-        assert_eq!(sum, 11);
+        assert_eq!(got, block(7, 11));
         assert_eq!(cache.bytes(), 0);
-        assert_eq!(
-            cache.with(key, || Err::<Vec<u8>, _>("bad"), |d| d.len()),
-            Err("bad")
-        );
+    }
+
+    #[test]
+    fn readers_on_many_threads_agree_while_blocks_are_evicted() {
+        // Four threads read random blocks of a cache that holds a tenth of them, so
+        // blocks are evicted while other threads read them: every read must see its
+        // block's bytes (the epoch keeps an evicted block alive until its readers
+        // are done), and the limit must hold. Half the reads take eight pinned bytes
+        // first and read them after, as a probe of many plies does.
+        let (len, blocks, limit) = (256, 400, 40 * 256);
+        let cache = BlockCache::new(limit);
+        let table = cache.blocks(cache.register(), blocks);
+        let load = |b: usize| move || Ok::<_, ()>(block(b, len));
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let (cache, table) = (&cache, &table);
+                s.spawn(move || {
+                    let mut g = SplitMix(t);
+                    for _ in 0..10_000 {
+                        let b = g.below(blocks as u64) as usize;
+                        let ok = cache
+                            .with(table, b, load(b), |d| d == block(b, len).as_slice())
+                            .unwrap();
+                        assert!(ok, "block {b} read wrong");
+                        let guard = pin();
+                        let bytes: Vec<_> = (0..8)
+                            .map(|_| {
+                                let (b, at) =
+                                    (g.below(blocks as u64) as usize, g.below(len as u64));
+                                let byte =
+                                    cache.pinned_byte(table, b, at as usize, load(b), &guard);
+                                (b, at as usize, byte.unwrap().expect("kept"))
+                            })
+                            .collect();
+                        for (b, at, &byte) in bytes {
+                            assert_eq!(byte, block(b, len)[at], "block {b} byte {at}");
+                        }
+                    }
+                });
+            }
+        });
+        assert!(cache.bytes() <= limit);
     }
 }

@@ -8,11 +8,13 @@
 //! and the placement sectors of one ply parity (every ply leads into the next
 //! ply) whose last plies lead into stored subspaces. Syzygy stores its distance
 //! tables for one side to move on the same reasoning. [`derive()`] picks, per
-//! mirrored pair, the bigger side (else the smaller) where that holds, smaller
-//! pairs first, then the placement parity that saves more; a probe of a derived
-//! sector costs a probe of each ply, never a search of two plies (measured on the
-//! whole game: a last placement ply leading into derived subspaces probed at
-//! 0.2 M/s against 1.4 M/s one ply earlier).
+//! mirrored pair, the bigger side (else the smaller) where that holds, but not
+//! first a side to move that flies (three stones: some fifty plies a position,
+//! the slowest derived probes), smaller pairs first, then the placement parity
+//! that saves more; a probe of a derived sector costs a probe of each ply, never
+//! a search of two plies (measured on the whole game: a last placement ply
+//! leading into derived subspaces probed at 0.2 M/s against 1.4 M/s one ply
+//! earlier).
 //!
 //! A derived sector is marked by a small text file `NAME.derived` beside the
 //! others (the files decide, as everywhere), naming the sector and the rules'
@@ -60,7 +62,8 @@ pub struct Derived {
 /// Marks derived, and removes the files of, the sectors of the WDL-only directory
 /// `dir` that one ply of search can give from the others (see the module's
 /// documentation): per mirrored moving-phase pair with both files present, the
-/// bigger side (else the smaller) if its plies lead only into stored sectors;
+/// bigger side (else the smaller; never first a side to move that flies, whose
+/// positions have many plies) if its plies lead only into stored sectors;
 /// then, if every placement sector of the rules is present (stored or derived
 /// already), the placement sectors of one ply parity whose plies lead only into
 /// stored sectors, the parity that saves more bytes.
@@ -107,7 +110,10 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
         if chosen.contains(&a) || chosen.contains(&b) {
             continue;
         }
-        let sides = if sa > sb { [a, b] } else { [b, a] };
+        // Not first a side to move that flies (some fifty plies a position; 3-4
+        // to 3-9 take 1.6 MB in all), then the bigger side.
+        let mut sides = [a, b];
+        sides.sort_by_key(|&s| (rules.flies(s.k as u32, 0), std::cmp::Reverse(size(s))));
         if let Some(s) = sides.into_iter().find(|&s| leads_into_stored(s, &chosen)) {
             chosen.push(s);
         }

@@ -1,4 +1,5 @@
-//! Memory: large arrays backed by huge pages, and what the system has to give.
+//! Memory: large arrays backed by huge pages, prefetching, and what the system has
+//! to give.
 //!
 //! The builder reads and writes gigabyte arrays at random; with 4 KiB pages nearly
 //! every access also misses the TLB. Transparent huge pages (2 MiB) are requested with
@@ -49,4 +50,18 @@ pub fn available() -> Option<u64> {
 /// The process's resident-memory high-water mark, bytes (Linux; 0 if unknown).
 pub fn peak_rss() -> u64 {
     read_kib("/proc/self/status", "VmHWM:").unwrap_or(0)
+}
+
+/// Asks the CPU to bring the cache line of `p` into the caches (a hint: no effect
+/// on results; nothing on other architectures).
+#[inline]
+pub(crate) fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            p as *const T as *const i8,
+            core::arch::x86_64::_MM_HINT_T0,
+        );
+    }
 }

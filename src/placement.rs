@@ -366,7 +366,7 @@ fn to_slot_order(
         }
     };
     for_each_source(idx, k, l, first, len, |i, _, source, canonical| {
-        crate::retro::prefetch(&by_group[source as usize]);
+        crate::memory::prefetch(&by_group[source as usize]);
         batch.push((i, source, canonical));
         if batch.len() == BATCH {
             read(&mut batch);

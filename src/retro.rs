@@ -127,20 +127,6 @@ fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
     unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
 }
 
-/// Asks the CPU to bring the cache line of `p` into the caches (a hint: no effect
-/// on results; nothing on other architectures).
-#[inline]
-pub(crate) fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; any address is allowed.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            p as *const T as *const i8,
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-}
-
 /// The moves of a position, before any successor value is read: whether it has any,
 /// how many distinct quiet successors, and where its captures lead.
 #[derive(Default, Clone, Copy)]
@@ -233,7 +219,7 @@ impl Solver<'_> {
                     Some(lower) => {
                         for r in points(removable) {
                             let slot = self.idx.index(opp & !(1 << r), after);
-                            prefetch(&lower[slot as usize]);
+                            crate::memory::prefetch(&lower[slot as usize]);
                             captures.push(slot);
                         }
                     }
@@ -396,7 +382,7 @@ impl Solver<'_> {
                         let (_, stab) = self.idx.class(s.k, slot / per);
                         let n = self.predecessors(own, opp, stab, &mut preds);
                         for &q in &preds[..n] {
-                            prefetch(&other.cells[q as usize]);
+                            crate::memory::prefetch(&other.cells[q as usize]);
                         }
                         for &q in &preds[..n] {
                             longest = longest.max(self.update(other, q as usize, t));

@@ -140,16 +140,29 @@ pub(super) fn combine(trit: u8, half: u16) -> Option<u16> {
     }
 }
 
-/// The trit of slot `i` of a decompressed WDL block.
+/// The byte of a decompressed WDL block that holds slot `i`'s trit.
+#[inline]
+pub(super) fn byte_of_trit(encoding: Encoding, i: usize) -> usize {
+    match encoding {
+        Encoding::Trits5 | Encoding::Model => i / 5,
+        _ => i / 4,
+    }
+}
+
+/// The trit of slot `i` of a decompressed WDL block (`None` past its end or for
+/// a byte no packing writes).
 #[inline]
 pub(super) fn trit_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u8> {
+    trit_in(encoding, *data.get(byte_of_trit(encoding, i))?, i)
+}
+
+/// The trit of slot `i` from the byte that holds it ([`byte_of_trit`]).
+#[inline]
+pub(super) fn trit_in(encoding: Encoding, byte: u8, i: usize) -> Option<u8> {
     match encoding {
-        Encoding::Trits5 | Encoding::Model => {
-            let byte = *data.get(i / 5)?;
-            TRITS.get(byte as usize).map(|t| t[i % 5])
-        }
+        Encoding::Trits5 | Encoding::Model => TRITS.get(byte as usize).map(|t| t[i % 5]),
         _ => {
-            let t = data.get(i / 4)? >> (2 * (i % 4)) & 3;
+            let t = byte >> (2 * (i % 4)) & 3;
             (t < 3).then_some(t)
         }
     }

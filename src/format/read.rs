@@ -3,7 +3,9 @@
 //! file's own, or the one all files of a [`crate::probe::Tablebase`] share).
 
 use super::model::{Geometry, Model, decode_block, load_prior_of};
-use super::pack::{DepthEntries, combine, expand_depth, half_at, trit_at, trits5};
+use super::pack::{
+    DepthEntries, byte_of_trit, combine, expand_depth, half_at, trit_at, trit_in, trits5,
+};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
     FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
@@ -11,10 +13,11 @@ use super::{
     VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
 use super::{depth_model, model};
-use crate::cache::{BlockCache, Key};
+use crate::cache::{BlockCache, Blocks};
 use crate::rules::Rules;
 use crate::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
+use crossbeam_epoch::Guard;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -35,8 +38,8 @@ struct SectionReader {
     info: Section,
     blocks: Vec<Block>,
     name: &'static str,
-    /// The section's number in cache keys.
-    number: u8,
+    /// The section's blocks in the cache.
+    cached: Arc<Blocks>,
     /// The coder of a model-coded section ([`Encoding::Model`],
     /// [`Encoding::DepthModel`]), whose block 0 is the prior and block `b + 1`
     /// holds the slots of block `b`.
@@ -107,6 +110,41 @@ pub struct SubspaceFile {
     cache: Arc<BlockCache>,
     /// The file's number in the cache.
     id: u32,
+}
+
+/// The result a WDL trit stands for (0 draw, 1 win, 2 loss).
+#[inline]
+fn wdl_of_trit(t: u8) -> Wdl {
+    match t {
+        0 => Wdl::Draw,
+        1 => Wdl::Win,
+        _ => Wdl::Loss,
+    }
+}
+
+/// A slot's win, draw or loss whose byte is on its way to the processor's caches
+/// ([`SubspaceFile::pending_wdl`]).
+pub(crate) struct PendingWdl<'a> {
+    /// The file.
+    pub(crate) file: &'a SubspaceFile,
+    idx: u64,
+    /// The byte in the cached block; `None` where the block is not kept.
+    byte: Option<&'a u8>,
+}
+
+impl PendingWdl<'_> {
+    /// Win, draw or loss of the slot.
+    #[inline]
+    pub(crate) fn get(&self) -> Result<Wdl, FormatError> {
+        let Some(&byte) = self.byte else {
+            return self.file.wdl(self.idx);
+        };
+        let info = &self.file.wdl.info;
+        let i = (self.idx % info.block_slots as u64) as usize;
+        let trit = trit_in(info.encoding, byte, i);
+        trit.map(wdl_of_trit)
+            .ok_or_else(|| self.file.corrupt_slot("WDL", self.idx))
+    }
 }
 
 impl Drop for SubspaceFile {
@@ -323,6 +361,7 @@ impl SectionReader {
         size: u64,
         (name, table_name): (&'static str, &'static str),
         mut model: Option<ModelCodec>,
+        (cache, file): (&BlockCache, u32),
     ) -> Result<SectionReader, FormatError> {
         let corrupt = |what: String| FormatError::Corrupt {
             path: path.to_path_buf(),
@@ -389,7 +428,7 @@ impl SectionReader {
             info,
             blocks: out,
             name,
-            number: (info.kind == KIND_DEPTH) as u8,
+            cached: cache.blocks(file, info.blocks as usize),
             model: None,
         };
         if let Some(m) = &mut model {
@@ -518,8 +557,7 @@ impl SectionReader {
         load: impl FnOnce() -> Result<Vec<u8>, FormatError>,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R, FormatError> {
-        file.cache
-            .with(Key::new(file.id, self.number, b as u32), load, read)
+        file.cache.with(&self.cached, b, load, read)
     }
 }
 
@@ -619,7 +657,9 @@ impl SubspaceFile {
             .then(|| ModelCodec::new(path, &header, "WDL"))
             .transpose()?;
         let names = ("WDL", "WDL table");
-        let wdl = SectionReader::new(path, &map, header.wdl, header.size, names, model)?;
+        let id = cache.register();
+        let cached = (&*cache, id);
+        let wdl = SectionReader::new(path, &map, header.wdl, header.size, names, model, cached)?;
         let names = ("depth", "depth table");
         let depth = header
             .depth
@@ -627,7 +667,7 @@ impl SubspaceFile {
                 let model = (d.encoding == Encoding::DepthModel)
                     .then(|| ModelCodec::new(path, &header, "depth"))
                     .transpose()?;
-                SectionReader::new(path, &map, d, header.size, names, model)
+                SectionReader::new(path, &map, d, header.size, names, model, cached)
             })
             .transpose()?;
         if header.file_bytes() != file_len {
@@ -639,7 +679,7 @@ impl SubspaceFile {
             header,
             wdl,
             depth,
-            id: cache.register(),
+            id,
             cache,
         })
     }
@@ -695,14 +735,36 @@ impl SubspaceFile {
             .ok_or_else(|| self.corrupt_slot("WDL", idx))
     }
 
+    /// Slot `idx`'s win, draw or loss, to be read by [`PendingWdl::get`] while
+    /// `guard` pins the thread: its block is decompressed now if the cache does
+    /// not hold it, and its byte fetched into the processor's caches without
+    /// waiting. A probe that reads many slots takes them all this way first, so
+    /// that their waits for main memory overlap.
+    #[inline]
+    pub(crate) fn pending_wdl<'a>(
+        &'a self,
+        idx: u64,
+        guard: &'a Guard,
+    ) -> Result<PendingWdl<'a>, FormatError> {
+        self.check_idx(idx)?;
+        let per = self.wdl.info.block_slots as u64;
+        let (b, i) = ((idx / per) as usize, (idx % per) as usize);
+        let at = byte_of_trit(self.wdl.info.encoding, i);
+        let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
+        let byte = self
+            .cache
+            .pinned_byte(&self.wdl.cached, b, at, load, guard)?;
+        Ok(PendingWdl {
+            file: self,
+            idx,
+            byte,
+        })
+    }
+
     /// Win, draw or loss of slot `idx`. Reads only the WDL section.
     #[inline]
     pub fn wdl(&self, idx: u64) -> Result<Wdl, FormatError> {
-        Ok(match self.trit(idx)? {
-            0 => Wdl::Draw,
-            1 => Wdl::Win,
-            _ => Wdl::Loss,
-        })
+        self.trit(idx).map(wdl_of_trit)
     }
 
     /// Whether the file holds win/draw/loss only: [`SubspaceFile::code`],
@@ -1006,8 +1068,8 @@ mod tests {
         for i in 0..codes.len() as u64 {
             f.wdl(i).unwrap();
         }
-        assert_eq!(f.cache.blocks_of(f.id, 1), 0);
-        assert_eq!(f.cache.blocks_of(f.id, f.wdl.number), f.wdl.blocks.len());
+        assert_eq!(f.depth.as_ref().map_or(0, |d| d.cached.held()), 0);
+        assert_eq!(f.wdl.cached.held(), f.wdl.blocks.len());
         fs::remove_dir_all(&dir).unwrap();
     }
 }
