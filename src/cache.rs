@@ -1,9 +1,10 @@
 //! The bounded cache of decompressed blocks that all files of a
 //! [`crate::probe::Tablebase`] share.
 //!
-//! Each section of an open file has a table of its blocks ([`Blocks`]): a pointer
-//! per block, null where the block is not held. A read loads the pointer and takes
-//! no lock: blocks are freed by epoch-based reclamation (`crossbeam-epoch`), so a
+//! Each section of an open file has a table of its blocks ([`Blocks`]): an entry
+//! per block with its bytes' address (null where the block is not held), length
+//! and CLOCK mark, so that a read touches the entry and the byte it wants, nothing
+//! else. A read loads the address and takes no lock: blocks are freed by epoch-based reclamation (`crossbeam-epoch`), so a
 //! block evicted while another thread reads it lives until that read ends. A probe
 //! that reads many blocks (a ply of search) prefetches them all, then reads: with
 //! no lock between, their waits for main memory overlap (a lock's atomic
@@ -15,8 +16,8 @@
 //! chance) until the new block fits. A block larger than the limit is read and not
 //! kept. Blocks are decompressed outside the lock.
 
-use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use crossbeam_epoch::{self as epoch, Guard};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The default limit: 1 GiB of decompressed blocks. The moving-phase databases up
@@ -24,20 +25,55 @@ use std::sync::{Arc, Mutex};
 /// 11 GB, so probing all of it evicts.
 pub const DEFAULT_LIMIT: usize = 1 << 30;
 
-/// A decompressed block the cache holds.
-struct Block {
-    data: Box<[u8]>,
+/// A block's entry in its table.
+#[derive(Default)]
+struct Slot {
+    /// The block's bytes (a `Box<[u8]>` given up to its pointer), null where the
+    /// block is not held. Set and cleared only under the cache's mutex; freed
+    /// only through the epoch after it is cleared, or with the table.
+    data: AtomicPtr<u8>,
+    /// Their length, stored before `data` is: a block decompresses to the same
+    /// bytes every time, so it never changes while `data` is set.
+    len: AtomicUsize,
     /// Read since the clock hand last passed.
     referenced: AtomicBool,
+}
+
+impl Slot {
+    /// The block's bytes if it is held, valid while `_guard` pins the thread and
+    /// the table lives.
+    #[inline]
+    fn held<'g>(&'g self, _guard: &'g Guard) -> Option<&'g [u8]> {
+        let p = self.data.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` and `len` came from one `Box<[u8]>` (see `keep`), which is
+        // freed only through the epoch after `data` is cleared, or when the
+        // table goes (it is borrowed for 'g), and `_guard` pins this thread.
+        let bytes = unsafe { std::slice::from_raw_parts(p, self.len.load(Ordering::Relaxed)) };
+        if !self.referenced.load(Ordering::Relaxed) {
+            self.referenced.store(true, Ordering::Relaxed);
+        }
+        Some(bytes)
+    }
+}
+
+/// Frees a block's bytes, given up by `keep` as (pointer, length).
+///
+/// # Safety
+/// `p` and `len` come from one `Box<[u8]>` given up to its pointer, which no
+/// thread reads any more.
+unsafe fn free(p: *mut u8, len: usize) {
+    // SAFETY: as the caller promises.
+    drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, len)) });
 }
 
 /// The blocks of one section of one file as the cache holds them.
 pub(crate) struct Blocks {
     /// The file's number in the cache.
     file: u32,
-    /// Block `b`, or null where it is not held. Set and cleared only under the
-    /// cache's mutex; freed only through the epoch after it is cleared.
-    slots: Box<[Atomic<Block>]>,
+    slots: Box<[Slot]>,
 }
 
 impl Blocks {
@@ -45,8 +81,10 @@ impl Blocks {
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         let guard = epoch::pin();
-        let held = |s: &Atomic<Block>| !s.load(Ordering::Acquire, &guard).is_null();
-        self.slots.iter().filter(|s| held(s)).count()
+        self.slots
+            .iter()
+            .filter(|s| s.held(&guard).is_some())
+            .count()
     }
 }
 
@@ -55,12 +93,10 @@ impl Drop for Blocks {
         // The ring holds a table while it holds a block of it, so a table dropped
         // holds none; free any left all the same.
         for slot in self.slots.iter() {
-            // SAFETY: the table's last owner is going, so no thread reads it.
-            unsafe {
-                let p = slot.swap(Shared::null(), Ordering::Relaxed, epoch::unprotected());
-                if !p.is_null() {
-                    drop(p.into_owned());
-                }
+            let p = slot.data.swap(std::ptr::null_mut(), Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: the table's last owner is going, so no thread reads it.
+                unsafe { free(p, slot.len.load(Ordering::Relaxed)) };
             }
         }
     }
@@ -82,11 +118,8 @@ impl Clock {
                 self.hand = 0;
             }
             let (table, b) = &self.ring[self.hand];
-            let p = table.slots[*b as usize].load(Ordering::Relaxed, guard);
-            // SAFETY: a block in the ring is in its table until `evict` (under the
-            // mutex, which the caller holds) clears it.
-            let block = unsafe { p.deref() };
-            if block.referenced.swap(false, Ordering::Relaxed) {
+            let slot = &table.slots[*b as usize];
+            if slot.referenced.swap(false, Ordering::Relaxed) {
                 self.hand += 1;
             } else {
                 // The ring's last (newest) block moves into the evicted place: step
@@ -98,16 +131,19 @@ impl Clock {
         }
     }
 
-    /// Evicts the block at ring position `at`.
+    /// Evicts the block at ring position `at` (it is held: the ring's blocks are
+    /// set in their tables until evicted, all under the mutex).
     fn evict(&mut self, at: usize, guard: &Guard) {
         let (table, b) = self.ring.swap_remove(at);
-        let p = table.slots[b as usize].swap(Shared::null(), Ordering::AcqRel, guard);
-        // SAFETY: it was held (see `make_room`) and is unlinked now: threads that
-        // loaded it are pinned, and the epoch frees it after they unpin.
-        unsafe {
-            self.bytes -= p.deref().data.len();
-            guard.defer_destroy(p);
-        }
+        let slot = &table.slots[b as usize];
+        let p = slot.data.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        let len = slot.len.load(Ordering::Relaxed);
+        self.bytes -= len;
+        // SAFETY: unlinked above; threads that loaded it are pinned, and the epoch
+        // runs this after they unpin. (The address moves as an integer: the
+        // closure may run on another thread.)
+        let p = p as usize;
+        unsafe { guard.defer_unchecked(move || free(p as *mut u8, len)) };
     }
 }
 
@@ -168,14 +204,10 @@ impl BlockCache {
 
     /// Blocks held now, and their bytes, of the file numbered `file`.
     pub(crate) fn held_by(&self, file: u32) -> (usize, usize) {
-        let guard = epoch::pin();
         let clock = self.lock();
         let held = clock.ring.iter().filter(|(t, _)| t.file == file);
-        // SAFETY: the ring's blocks are held while the mutex is.
-        held.map(|(t, b)| unsafe { t.slots[*b as usize].load(Ordering::Relaxed, &guard).deref() })
-            .fold((0, 0), |(n, bytes), block| {
-                (n + 1, bytes + block.data.len())
-            })
+        held.map(|(t, b)| t.slots[*b as usize].len.load(Ordering::Relaxed))
+            .fold((0, 0), |(n, bytes), len| (n + 1, bytes + len))
     }
 
     /// A new number for a file that will read through this cache.
@@ -187,7 +219,7 @@ impl BlockCache {
     pub(crate) fn blocks(&self, file: u32, blocks: usize) -> Arc<Blocks> {
         Arc::new(Blocks {
             file,
-            slots: (0..blocks).map(|_| Atomic::null()).collect(),
+            slots: (0..blocks).map(|_| Slot::default()).collect(),
         })
     }
 
@@ -217,12 +249,8 @@ impl BlockCache {
     ) -> Result<R, E> {
         {
             let guard = epoch::pin();
-            let p = table.slots[b].load(Ordering::Acquire, &guard);
-            // SAFETY: a block is freed only through the epoch after its slot is
-            // cleared, and `guard` pins this thread.
-            if let Some(block) = unsafe { p.as_ref() } {
-                block.touch();
-                return Ok(read(&block.data));
+            if let Some(bytes) = table.slots[b].held(&guard) {
+                return Ok(read(bytes));
             }
         }
         Ok(self.miss(table, b, load()?, read))
@@ -244,19 +272,14 @@ impl BlockCache {
         load: impl FnOnce() -> Result<Vec<u8>, E>,
         guard: &'a Guard,
     ) -> Result<Option<&'a u8>, E> {
-        let p = table.slots[b].load(Ordering::Acquire, guard);
-        // SAFETY: a block is freed only through the epoch after its slot is
-        // cleared, or when its table goes, and `guard` pins this thread for 'a,
-        // within which `table` is borrowed.
-        let block = match unsafe { p.as_ref() } {
-            Some(block) => block,
+        let bytes = match table.slots[b].held(guard) {
+            Some(bytes) => bytes,
             None => match self.keep(table, b, load()?, guard) {
-                Ok(block) => block,
+                Ok(bytes) => bytes,
                 Err(_) => return Ok(None),
             },
         };
-        block.touch();
-        let byte = block.data.get(at);
+        let byte = bytes.get(at);
         if let Some(byte) = byte {
             crate::memory::prefetch(byte);
         }
@@ -273,63 +296,50 @@ impl BlockCache {
     ) -> R {
         let guard = epoch::pin();
         match self.keep(table, b, data, &guard) {
-            Ok(block) => read(&block.data),
+            Ok(bytes) => read(bytes),
             Err(data) => read(&data),
         }
     }
 
     /// Keeps `data` as block `b` of `table`, evicting others to make room, and
-    /// gives the block kept (another thread's copy if it kept one meanwhile:
+    /// gives the bytes kept (another thread's copy if it kept one meanwhile:
     /// either is the same); `Err(data)` where it is larger than the limit. The
-    /// block lives while `guard` pins the thread and `table` lives, even if
+    /// bytes live while `guard` pins the thread and `table` lives, even if
     /// evicted at once.
     #[cold]
     fn keep<'g>(
         &self,
-        table: &Arc<Blocks>,
+        table: &'g Arc<Blocks>,
         b: usize,
         data: Vec<u8>,
         guard: &'g Guard,
-    ) -> Result<&'g Block, Vec<u8>> {
+    ) -> Result<&'g [u8], Vec<u8>> {
         let limit = self.limit();
         let mut clock = self.lock();
         let slot = &table.slots[b];
-        let held = slot.load(Ordering::Acquire, guard);
-        // SAFETY: as in `with`.
-        if let Some(block) = unsafe { held.as_ref() } {
-            block.touch();
-            return Ok(block);
+        if let Some(bytes) = slot.held(guard) {
+            return Ok(bytes);
         }
         if data.len() > limit {
             return Err(data);
         }
         clock.make_room(data.len(), limit, guard);
         clock.bytes += data.len();
-        let block = Block {
-            data: data.into_boxed_slice(),
-            referenced: AtomicBool::new(false),
-        };
-        let kept = Owned::new(block).into_shared(guard);
-        slot.store(kept, Ordering::Release);
+        let len = data.len();
+        let p = Box::into_raw(data.into_boxed_slice()) as *mut u8;
+        slot.len.store(len, Ordering::Relaxed);
+        slot.referenced.store(false, Ordering::Relaxed);
+        slot.data.store(p, Ordering::Release);
         clock.ring.push((table.clone(), b as u32));
-        // SAFETY: just stored; freed only through the epoch, after `guard`.
-        Ok(unsafe { kept.deref() })
+        // SAFETY: just stored; freed only through the epoch, after `guard`, or
+        // with the table, which lives for 'g.
+        Ok(unsafe { std::slice::from_raw_parts(p, len) })
     }
 
     /// The clock, even if a thread panicked holding it (it stays consistent: no
     /// code that can panic runs between its updates).
     fn lock(&self) -> std::sync::MutexGuard<'_, Clock> {
         self.clock.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Block {
-    /// Marks the block read; a plain store, and only if it was not marked.
-    #[inline]
-    fn touch(&self) {
-        if !self.referenced.load(Ordering::Relaxed) {
-            self.referenced.store(true, Ordering::Relaxed);
-        }
     }
 }
 

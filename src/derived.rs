@@ -104,14 +104,11 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
     pairs.sort_by_key(|&(k, l)| (k + l, k));
     for (k, l) in pairs {
         let (a, b) = (Sector::moving(k, l), Sector::moving(l, k));
-        let (Some(sa), Some(sb)) = (size(a), size(b)) else {
-            continue;
-        };
-        if chosen.contains(&a) || chosen.contains(&b) {
+        if size(a).is_none() || size(b).is_none() || chosen.contains(&a) || chosen.contains(&b) {
             continue;
         }
-        // Not first a side to move that flies (some fifty plies a position; 3-4
-        // to 3-9 take 1.6 MB in all), then the bigger side.
+        // Not first a side to move that flies (some fifty plies a position),
+        // then the bigger side.
         let mut sides = [a, b];
         sides.sort_by_key(|&s| (rules.flies(s.k as u32, 0), std::cmp::Reverse(size(s))));
         if let Some(s) = sides.into_iter().find(|&s| leads_into_stored(s, &chosen)) {
