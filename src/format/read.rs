@@ -128,6 +128,8 @@ pub(crate) struct PendingWdl<'a> {
     /// The file.
     pub(crate) file: &'a SubspaceFile,
     idx: u64,
+    /// The slot's place in its block.
+    i: usize,
     /// The byte in the cached block; `None` where the block is not kept.
     byte: Option<&'a u8>,
 }
@@ -139,9 +141,7 @@ impl PendingWdl<'_> {
         let Some(&byte) = self.byte else {
             return self.file.wdl(self.idx);
         };
-        let info = &self.file.wdl.info;
-        let i = (self.idx % info.block_slots as u64) as usize;
-        let trit = trit_in(info.encoding, byte, i);
+        let trit = trit_in(self.file.wdl.info.encoding, byte, self.i);
         trit.map(wdl_of_trit)
             .ok_or_else(|| self.file.corrupt_slot("WDL", self.idx))
     }
@@ -757,6 +757,7 @@ impl SubspaceFile {
         Ok(PendingWdl {
             file: self,
             idx,
+            i,
             byte,
         })
     }
