@@ -77,6 +77,15 @@ pub(crate) struct Blocks {
 }
 
 impl Blocks {
+    /// Starts fetching block `b`'s entry into the processor's caches (a hint:
+    /// nothing waits), for a read of the block soon after.
+    #[inline]
+    pub(crate) fn prefetch_entry(&self, b: usize) {
+        if let Some(slot) = self.slots.get(b) {
+            crate::memory::prefetch(slot);
+        }
+    }
+
     /// Blocks of the table held now.
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {

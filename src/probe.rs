@@ -794,26 +794,56 @@ impl Tablebase {
     fn best_ply_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
         let rules = self.rules;
         let guard = crate::cache::pin();
-        let mut children = Vec::new();
-        // The plies without a capture leave the opponent's set, the child's side to
-        // move, as it is: its symmetry class is looked up once.
-        let mut canon = None;
-        for ply in pos.legal_plies(rules) {
+        // Three stages, each starting for every ply the memory reads the next one
+        // waits for, so that the waits overlap: the classes of the children's sides
+        // to move in the index's look-up table, their blocks' cache entries, their
+        // bytes. A child's side to move has this side's opponent's stones but the
+        // one a ply removes: a few sets, each looked up once. The plies with a
+        // capture lead into one sector, those without into another.
+        let plies = pos.legal_plies(rules);
+        let mut children = Vec::with_capacity(plies.len());
+        let mut sets: Vec<Bits> = Vec::with_capacity(16);
+        let mut last: Option<(Sector, Option<&SubspaceFile>)> = None;
+        for ply in plies {
             let child = pos.after(rules, ply);
             if child.material(child.to_move) < 3 {
                 return Ok(Wdl::Win);
             }
-            let pending = match self.locate(&child, &mut canon) {
-                Some((file, slot)) => Some(file.pending_wdl(slot, &guard)?),
-                None => None,
+            let sector = Sector::of(&child);
+            let file = match last {
+                Some((s, file)) if s == sector => file,
+                _ => last.insert((sector, self.stored_file(sector))).1,
             };
-            children.push((child, pending));
+            let at = file.map(|file| {
+                let own = child.own();
+                let set = sets.iter().position(|&s| s == own).unwrap_or_else(|| {
+                    self.index.prefetch_canon(own);
+                    sets.push(own);
+                    sets.len() - 1
+                });
+                (file, set, 0)
+            });
+            children.push((child, at));
         }
-        // Each child's byte is on its way now; none was waited for, as no lock or
-        // atomic instruction came between (the thread is pinned once for all).
+        let classes: Vec<Canon> = sets.iter().map(|&own| self.index.canon(own)).collect();
+        for (child, at) in children.iter_mut() {
+            if let Some((file, set, slot)) = at {
+                *slot = self.index.slot(&classes[*set], child.opp());
+                file.prefetch_wdl(*slot);
+            }
+        }
+        let mut pending = Vec::with_capacity(children.len());
+        for (_, at) in &children {
+            pending.push(match at {
+                Some((file, _, slot)) => Some(file.pending_wdl(*slot, &guard)?),
+                None => None,
+            });
+        }
+        // No lock or atomic instruction came between (the thread is pinned once
+        // for all), so none of the reads above was waited for.
         let mut open = Vec::new();
         let mut best = Wdl::Loss;
-        for (child, pending) in children {
+        for ((child, _), pending) in children.into_iter().zip(pending) {
             let (stored, exact) = match pending {
                 Some(p) => {
                     let stored = p.get()?;
@@ -841,26 +871,13 @@ impl Tablebase {
         Ok(best)
     }
 
-    /// The file and slot that store `pos`'s result (no removal pending, side to
-    /// move alive); `None` where its sector is derived or its file cannot be
-    /// opened (the read in order reports that, as before). `canon` is the last
-    /// side-to-move set's class, kept across calls.
-    fn locate(
-        &self,
-        pos: &Position,
-        canon: &mut Option<(Bits, Canon)>,
-    ) -> Option<(&SubspaceFile, u64)> {
-        let sector = Sector::of(pos);
+    /// The file that stores the results of `sector`; `None` where it is derived or
+    /// its file cannot be opened (the read in order reports that, as before).
+    fn stored_file(&self, sector: Sector) -> Option<&SubspaceFile> {
         if self.is_derived(sector) {
             return None;
         }
-        let file = self.sector_file(sector).ok()?;
-        let own = pos.own();
-        let c = match canon {
-            Some((set, c)) if *set == own => *c,
-            _ => canon.insert((own, self.index.canon(own))).1,
-        };
-        Some((file, self.index.slot(&c, pos.opp())))
+        self.sector_file(sector).ok()
     }
 
     /// The stored result of `pos` (no removal pending, side to move alive), and

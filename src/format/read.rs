@@ -762,6 +762,14 @@ impl SubspaceFile {
         })
     }
 
+    /// Starts fetching the first thing [`SubspaceFile::pending_wdl`] of slot `idx`
+    /// reads, its block's cache entry (a hint: nothing waits).
+    #[inline]
+    pub(crate) fn prefetch_wdl(&self, idx: u64) {
+        let per = self.wdl.info.block_slots as u64;
+        self.wdl.cached.prefetch_entry((idx / per) as usize);
+    }
+
     /// Win, draw or loss of slot `idx`. Reads only the WDL section.
     #[inline]
     pub fn wdl(&self, idx: u64) -> Result<Wdl, FormatError> {
