@@ -290,7 +290,7 @@ impl BlockCache {
         };
         let byte = bytes.get(at);
         if let Some(byte) = byte {
-            crate::memory::prefetch(byte);
+            crate::memory::prefetch_once(byte);
         }
         Ok(byte)
     }

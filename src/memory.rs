@@ -65,3 +65,18 @@ pub(crate) fn prefetch<T>(p: &T) {
         );
     }
 }
+
+/// As [`prefetch`], for a line read once and not again soon: brought close to the
+/// processor without displacing the lines that are (the index's tables, the
+/// cache's block entries).
+#[inline]
+pub(crate) fn prefetch_once<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(
+            p as *const T as *const i8,
+            core::arch::x86_64::_MM_HINT_NTA,
+        );
+    }
+}

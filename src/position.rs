@@ -27,6 +27,26 @@ impl Color {
         self as usize
     }
 
+    /// This side's element of `pair` (indexed by [`Color::index`]), chosen without
+    /// indexing memory: a position kept in registers stays there.
+    #[inline]
+    pub fn pick<T: Copy>(self, pair: [T; 2]) -> T {
+        match self {
+            Color::White => pair[0],
+            Color::Black => pair[1],
+        }
+    }
+
+    /// This side's `mine` and the other's `theirs`, in the order of
+    /// [`Color::index`].
+    #[inline]
+    pub fn order<T>(self, mine: T, theirs: T) -> [T; 2] {
+        match self {
+            Color::White => [mine, theirs],
+            Color::Black => [theirs, mine],
+        }
+    }
+
     /// `white` or `black`.
     pub fn name(self) -> &'static str {
         ["white", "black"][self.index()]
@@ -182,12 +202,12 @@ impl Position {
 
     /// Stones of the side to move on the board.
     pub fn own(&self) -> Bits {
-        self.board[self.to_move.index()]
+        self.to_move.pick(self.board)
     }
 
     /// Stones of the opponent on the board.
     pub fn opp(&self) -> Bits {
-        self.board[self.to_move.other().index()]
+        self.to_move.other().pick(self.board)
     }
 
     /// Empty points.
@@ -206,7 +226,7 @@ impl Position {
 
     /// Stones of `side` on board plus in hand.
     pub fn material(&self, side: Color) -> u32 {
-        self.board[side.index()].count_ones() + self.hand[side.index()] as u32
+        side.pick(self.board).count_ones() + side.pick(self.hand) as u32
     }
 
     /// Checks that the position can occur under `rules`.
@@ -321,28 +341,37 @@ impl Position {
 
     /// Plays `ply`, which must be legal, or a placement or move that closes a mill
     /// without its removal (which leaves the removal pending, as GUIs send it).
+    #[inline]
     pub fn make(&mut self, rules: &Rules, ply: Ply) {
-        let me = self.to_move.index();
-        let them = 1 - me;
+        // Worked out on the two sides' sets and hands, then written as one
+        // position: a byte written into it and then read with the rest (as the
+        // copy in `after` does) would wait for the store to complete.
+        let me = self.to_move;
+        let (mut own, mut opp) = (self.own(), self.opp());
+        let (mut own_hand, opp_hand) = (me.pick(self.hand), me.other().pick(self.hand));
+        let (mut to_move, mut pending_removal) = (me.other(), false);
         if ply.is_lone_removal() {
-            self.board[them] &= !(1 << ply.remove);
-            self.pending_removal = false;
-            self.to_move = self.to_move.other();
-            return;
-        }
-        if ply.from == NONE {
-            self.hand[me] -= 1;
+            opp &= !(1 << ply.remove);
         } else {
-            self.board[me] &= !(1 << ply.from);
+            pending_removal = self.pending_removal;
+            if ply.from == NONE {
+                own_hand -= 1;
+            } else {
+                own &= !(1 << ply.from);
+            }
+            own |= 1 << ply.to;
+            if ply.removes() {
+                opp &= !(1 << ply.remove);
+            } else if opp != 0 && rules.closes_mill(own, ply.to) {
+                (to_move, pending_removal) = (me, true);
+            }
         }
-        self.board[me] |= 1 << ply.to;
-        if ply.removes() {
-            self.board[them] &= !(1 << ply.remove);
-        } else if self.board[them] != 0 && rules.closes_mill(self.board[me], ply.to) {
-            self.pending_removal = true;
-            return;
-        }
-        self.to_move = self.to_move.other();
+        *self = Position {
+            board: me.order(own, opp),
+            hand: me.order(own_hand, opp_hand),
+            to_move,
+            pending_removal,
+        };
     }
 
     /// Takes back `ply`, the last ply made with [`Position::make`].
@@ -371,6 +400,7 @@ impl Position {
     }
 
     /// The position after `ply`.
+    #[inline(always)]
     pub fn after(&self, rules: &Rules, ply: Ply) -> Position {
         let mut next = *self;
         next.make(rules, ply);

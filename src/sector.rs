@@ -38,12 +38,11 @@ impl Sector {
 
     /// The sector of a position (its removal flag is ignored).
     pub fn of(pos: &Position) -> Sector {
-        let (me, them) = (pos.to_move.index(), pos.to_move.other().index());
         Sector {
             k: pos.own().count_ones() as u8,
             l: pos.opp().count_ones() as u8,
-            hk: pos.hand[me],
-            hl: pos.hand[them],
+            hk: pos.to_move.pick(pos.hand),
+            hl: pos.to_move.other().pick(pos.hand),
         }
     }
 
