@@ -57,13 +57,9 @@ pub fn peak_rss() -> u64 {
 #[inline]
 pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; any address is allowed.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            p as *const T as *const i8,
-            core::arch::x86_64::_MM_HINT_T0,
-        );
-    }
+    prefetch_hinted::<{ core::arch::x86_64::_MM_HINT_T0 }, T>(p);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// As [`prefetch`], for a line read once and not again soon: brought close to the
@@ -72,11 +68,14 @@ pub(crate) fn prefetch<T>(p: &T) {
 #[inline]
 pub(crate) fn prefetch_once<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
+    prefetch_hinted::<{ core::arch::x86_64::_MM_HINT_NTA }, T>(p);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn prefetch_hinted<const HINT: i32, T>(p: &T) {
     // SAFETY: prefetching is a hint; any address is allowed.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(
-            p as *const T as *const i8,
-            core::arch::x86_64::_MM_HINT_NTA,
-        );
-    }
+    unsafe { core::arch::x86_64::_mm_prefetch::<HINT>(p as *const T as *const i8) }
 }
