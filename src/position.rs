@@ -189,11 +189,8 @@ impl Position {
 
     /// A moving-phase position from the side to move's stones and the opponent's.
     pub fn moving(to_move: Color, own: Bits, opp: Bits) -> Position {
-        let mut board = [0; 2];
-        board[to_move.index()] = own;
-        board[to_move.other().index()] = opp;
         Position {
-            board,
+            board: to_move.order(own, opp),
             hand: [0, 0],
             to_move,
             pending_removal: false,

@@ -68,10 +68,10 @@ impl Sector {
     /// The position of this sector with `own` for the side to move and `opp` for the
     /// other (their hands the sector's, no removal pending).
     pub fn position(&self, own: crate::rules::Bits, opp: crate::rules::Bits) -> Position {
-        let mut pos = Position::moving(self.to_move(), own, opp);
-        pos.hand[self.to_move().index()] = self.hk;
-        pos.hand[self.to_move().other().index()] = self.hl;
-        pos
+        Position {
+            hand: self.to_move().order(self.hk, self.hl),
+            ..Position::moving(self.to_move(), own, opp)
+        }
     }
 
     /// Plies played since the empty board, for a placement sector under `rules`.
