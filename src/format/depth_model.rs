@@ -20,8 +20,8 @@
 //! Every block starts from the file's prior (block 0 of the section), as in the WDL
 //! model.
 
-use super::model::{Decoder, Encoder, Geometry, Model, Slot, prior_of_counts};
-use crate::index::{first_subset, next_subset, pdep};
+use super::model::{Decoder, Encoder, Geometry, Model, prior_of_counts};
+use crate::index::{first_subset, next_subset};
 
 /// No half distance (a slot not lost, or not decoded yet).
 const NONE: u16 = u16::MAX;
@@ -60,26 +60,20 @@ pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
 fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize, u16) -> u16) {
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
-    let mut halves = vec![NONE; trits.len()];
+    // The half distances of the class's slots so far by their opponent stones
+    // (NONE where not lost), as in [`Geometry::walk`].
+    let mut by_set = g.set_table(NONE);
     let mut prev = NONE;
     let mut i = 0;
     for class in range.start / g.per_class..range.end / g.per_class {
         let c = g.class(class);
-        let base = i;
         let mut packed = first_subset(g.l);
         for r in 0..g.per_class {
+            by_set[packed as usize] = NONE;
             if trits[i] == 2 {
-                let opp = pdep(packed, c.free);
-                let empty = c.free & !opp;
                 let (mut max, mut min, mut count) = (0, NONE, 0);
-                let slot = Slot {
-                    r,
-                    packed,
-                    opp,
-                    own: c.own,
-                };
-                g.earlier_neighbours(&slot, &c.cidx, |n| {
-                    let h = halves[base + n];
+                c.earlier_neighbours(packed, |n| {
+                    let h = by_set[n as usize];
                     if h != NONE {
                         count += 1;
                         max = max.max(h);
@@ -91,11 +85,11 @@ fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize,
                     (0, _) => (BUCKETS - 2, prev, 0),
                     _ => (max.min(63) as usize, max, (max - min).min(7) as usize),
                 };
-                let closable = g.opp_closable(&c.opp_mills, opp, empty);
+                let closable = c.opp_closable(packed, &c.tally(packed));
                 let ctx = ((bucket * SPREAD + spread) * COUNT + count.min(COUNT - 1)) * CLOSABLE
                     + closable;
                 let h = code(ctx, reference);
-                halves[i] = h;
+                by_set[packed as usize] = h;
                 prev = h;
             }
             i += 1;

@@ -25,7 +25,7 @@
 //! The walk over a block ([`Geometry::walk`]) is one function for the encoder and the
 //! decoder, so the two cannot disagree on a context.
 
-use crate::index::{Index, first_subset, next_subset, pdep};
+use crate::index::{Index, first_subset, next_subset, pext};
 use crate::position::points;
 use crate::rules::{Bits, Rules};
 
@@ -62,22 +62,6 @@ static RATE: [u32; LIMIT as usize + 1] = {
     while n <= LIMIT as usize {
         t[n] = (2 * ONE) / (2 * n as u32 + 3);
         n += 1;
-    }
-    t
-};
-
-/// `BINOM[x][i]` = C(x, i), for the colex ranks of neighbour sets.
-static BINOM: [[i64; 34]; 33] = {
-    let mut t = [[0i64; 34]; 33];
-    let mut x = 0;
-    while x < 33 {
-        t[x][0] = 1;
-        let mut i = 1;
-        while i <= x {
-            t[x][i] = t[x - 1][i - 1] + t[x - 1][i];
-            i += 1;
-        }
-        x += 1;
     }
     t
 };
@@ -165,21 +149,19 @@ impl Geometry {
         debug_assert_eq!(trits.len() as u64, range.end - range.start);
         let mut prev = PREV - 1;
         let mut i = 0;
+        // The results of the class's slots so far by their opponent stones (as a
+        // subset of the free points): a neighbour's is one look-up away. Entries
+        // of earlier classes are stale, but a slot's earlier neighbours are
+        // earlier slots of its own class.
+        let mut by_set = self.set_table(0u8);
         for class in range.start / self.per_class..range.end / self.per_class {
             let c = self.class(class);
-            let base = i;
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
-                let opp = pdep(packed, c.free);
-                let slot = Slot {
-                    r,
-                    packed,
-                    opp,
-                    own: c.own,
-                };
-                let ctx = self.context(&slot, &c, &trits[base..i]) * PREV + prev;
+                let ctx = self.context(packed, &c, &by_set) * PREV + prev;
                 let t = code(i, ctx);
                 trits[i] = t;
+                by_set[packed as usize] = t;
                 prev = t as usize;
                 i += 1;
                 if r + 1 < self.per_class {
@@ -189,185 +171,209 @@ impl Geometry {
         }
     }
 
+    /// A table with an entry for every subset of a class's free points.
+    pub(super) fn set_table<T: Copy>(&self, fill: T) -> Vec<T> {
+        vec![fill; 1 << (self.rules.points() - self.k as usize)]
+    }
+
     /// What the walks need of class `class`, once for all its slots.
     pub(super) fn class(&self, class: u64) -> Class {
         let (own, _) = self.idx.class(self.k, class);
-        let free = self.rules.all() & !own;
-        Class {
-            own,
-            free,
-            cidx: compressed_index(free),
-            holes: self.own_holes(own),
-            // A mill with a stone of the side to move is never the opponent's to
-            // close.
-            opp_mills: self
-                .rules
-                .mills
-                .iter()
-                .copied()
-                .filter(|&m| m & own == 0)
-                .collect(),
-        }
+        Class::new(self.rules, own, self.any_own, self.any_opp)
     }
 
+    /// The context of the slot of class `c` whose opponent stones are `packed`,
+    /// without the previous slot's result; `by_set` the results of the class's
+    /// earlier slots by their opponent stones.
+    #[inline]
+    fn context(&self, packed: Bits, c: &Class, by_set: &[u8]) -> usize {
+        // One byte per result (draw, win, loss) counts the neighbours, in a
+        // register: at most 4 neighbours a stone, so a byte never overflows.
+        let mut near = 0u32;
+        c.earlier_neighbours(packed, |n| near += 1 << (8 * by_set[n as usize]));
+        let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
+        let neighbours = 9 * count(1) + 3 * count(0) + count(2);
+        let t = c.tally(packed);
+        let own_closable = (c.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
+        let opp_closable = c.opp_closable(packed, &t);
+        let own_mobility = MOBILITY_BUCKET[(c.own_slides - t.own_blocked()).min(63) as usize];
+        let opp_mobility = MOBILITY_BUCKET[t.opp_slides().min(63) as usize];
+        (((neighbours * CLOSABLE + own_closable) * CLOSABLE + opp_closable) * MOBILITY
+            + own_mobility as usize)
+            * MOBILITY
+            + opp_mobility as usize
+    }
+}
+
+/// What the walks need of a class (the slots with the same stones of the side to
+/// move), computed once for its slots. The opponent's stones are a subset of the
+/// class's free points, written by their indices among the free points (a
+/// *packed* set), so that everything a context needs is a sum over those stones
+/// of what each point adds, in a few registers.
+pub(super) struct Class {
+    /// Per free point, by its index among the free points.
+    points: [FreePoint; 32],
+    /// Slides of the side to move's stones to free points (each free point it
+    /// slides to counted once per stone).
+    own_slides: u32,
     /// The holes of the side to move's closable mills as far as its own stones
-    /// decide: the third point of each mill holding two of `own`'s stones, where the
-    /// side can put a stone (in hand, flying, or a stone of its own outside the
-    /// mill next to it). A hole counts while it is empty.
-    fn own_holes(&self, own: Bits) -> Vec<Bits> {
-        let adj = &self.rules.adjacency;
-        self.rules
+    /// decide: the third point of each mill holding two of its stones, where it
+    /// can put a stone (in hand, flying, or a stone of its own outside the mill
+    /// next to it). A hole counts while it is empty.
+    own_holes: u32,
+    /// The mills without a stone of the side to move (packed), the only ones the
+    /// opponent may close: mill `i` has lane `i` in [`Tally::mills`].
+    opp_mills: Vec<Bits>,
+    /// Whether the opponent can put a stone on any empty point.
+    any_opp: bool,
+}
+
+/// What a free point of a class knows, by its index among the free points.
+#[derive(Clone, Copy, Default)]
+struct FreePoint {
+    /// The free points adjacent to it.
+    adjacent: Bits,
+    /// Those below it.
+    lower: Bits,
+    /// What an opponent stone on it adds to [`Tally::sums`]: the side to move's
+    /// stones next to it (slides they lose), and the side to move's holes on it
+    /// (taken), a byte each.
+    sums: u32,
+    /// What an opponent stone on it adds to [`Tally::mills`]: 1 in the lane of
+    /// each of [`Class::opp_mills`] through it.
+    mills: u64,
+}
+
+/// Sums over the opponent's stones of what each point adds.
+pub(super) struct Tally {
+    /// A byte each: the side to move's slides its stones block, the side to
+    /// move's holes they take, their own slides to empty points.
+    sums: u32,
+    /// Two bits per mill of [`Class::opp_mills`]: how many of its points they hold.
+    mills: u64,
+}
+
+/// Lanes of [`Tally::mills`] (two bits each).
+const MILL_LANES: u64 = 0x5555_5555_5555_5555;
+
+impl Tally {
+    fn own_blocked(&self) -> u32 {
+        self.sums & 0xff
+    }
+
+    fn holes_taken(&self) -> u32 {
+        self.sums >> 8 & 0xff
+    }
+
+    fn opp_slides(&self) -> u32 {
+        self.sums >> 16 & 0xff
+    }
+}
+
+impl Class {
+    /// The class of the side to move's stones `own` under `rules`; `any_own` and
+    /// `any_opp`: whether either side can put a stone on any empty point.
+    fn new(rules: &Rules, own: Bits, any_own: bool, any_opp: bool) -> Class {
+        let free = rules.all() & !own;
+        let adj = &rules.adjacency;
+        let packed = |set: Bits| pext(set, free);
+        let own_holes: Vec<Bits> = rules
             .mills
             .iter()
             .filter(|&&m| (m & own).count_ones() == 2)
             .filter(|&&m| {
                 let h = (m & !own).trailing_zeros() as usize;
-                self.any_own || adj[h] & own & !m != 0
+                any_own || adj[h] & own & !m != 0
             })
             .map(|&m| m & !own)
-            .collect()
-    }
-
-    /// Calls `f(rank)` with the rank in the class of each **earlier neighbour** of
-    /// `slot`: one opponent stone slid to an adjacent empty point that is lower
-    /// (which gives a lower colex rank: an earlier slot; higher points give later
-    /// slots, not decoded yet). `cidx` is the slot's [`Class::cidx`].
-    ///
-    /// A rank is found from the slot's own: the colex rank of a set is
-    /// `sum C(s_i, i + 1)` over its elements `s_0 < s_1 < ...` (indices among the
-    /// free points), and moving element `s_j = a` down to `b` gives `b` index `t`
-    /// (the elements below it), raises the index of the elements between by one,
-    /// and leaves the others.
-    #[inline]
-    pub(super) fn earlier_neighbours(
-        &self,
-        slot: &Slot,
-        cidx: &[u8; 32],
-        mut f: impl FnMut(usize),
-    ) {
-        let adj = &self.rules.adjacency;
-        let empty = self.rules.all() & !(slot.own | slot.opp);
-        // `raise[i]`: what raising the indices of elements `0..i` by one adds.
-        let mut raise = [0i64; 33];
-        let mut x = slot.packed;
-        let mut i = 0;
-        while x != 0 {
-            let s = x.trailing_zeros() as usize;
-            raise[i + 1] = raise[i] + BINOM[s][i + 2] - BINOM[s][i + 1];
-            x &= x - 1;
-            i += 1;
-        }
-        let below = |c: u8| (slot.packed & ((1 << c) - 1)).count_ones() as usize;
-        for p in points(slot.opp) {
-            let a = cidx[p as usize];
-            let j = below(a);
-            let without = slot.r as i64 - BINOM[a as usize][j + 1];
-            for q in points(adj[p as usize] & empty & ((1 << p) - 1)) {
-                let b = cidx[q as usize];
-                let t = below(b);
-                let n = without + BINOM[b as usize][t + 1] + raise[j] - raise[t];
-                debug_assert_eq!(
-                    n as u64,
-                    self.idx
-                        .rank_among(slot.opp ^ (1 << p) ^ (1 << q), slot.own)
-                );
-                debug_assert!((n as u64) < slot.r);
-                f(n as usize);
-            }
-        }
-    }
-
-    /// The context of `slot` of class `c` without the previous slot's result;
-    /// `done` the class's results of ranks `0..r`.
-    #[inline]
-    fn context(&self, slot: &Slot, c: &Class, done: &[u8]) -> usize {
-        let (own, opp) = (slot.own, slot.opp);
-        let empty = self.rules.all() & !(own | opp);
-        let mut near = [0u8; 3];
-        self.earlier_neighbours(slot, &c.cidx, |n| {
-            let c = &mut near[done[n] as usize];
-            *c = (*c + 1).min(2);
-        });
-        let neighbours = 9 * near[1] as usize + 3 * near[0] as usize + near[2] as usize;
-        let own_closable = c
-            .holes
+            .collect();
+        let opp_mills: Vec<Bits> = rules
+            .mills
             .iter()
-            .filter(|&&h| h & opp == 0)
-            .count()
-            .min(CLOSABLE - 1);
-        let opp_closable = self.opp_closable(&c.opp_mills, opp, empty);
-        let own_mobility = MOBILITY_BUCKET[self.mobility(own, empty)] as usize;
-        let opp_mobility = MOBILITY_BUCKET[self.mobility(opp, empty)] as usize;
-        (((neighbours * CLOSABLE + own_closable) * CLOSABLE + opp_closable) * MOBILITY
-            + own_mobility)
-            * MOBILITY
-            + opp_mobility
+            .copied()
+            .filter(|&m| m & own == 0)
+            .collect();
+        assert!(
+            opp_mills.len() <= 32,
+            "at most 32 mills fit the lanes of a tally"
+        );
+        let mut free_points = [FreePoint::default(); 32];
+        for (a, p) in points(free).enumerate() {
+            let bit = 1 << p;
+            let own_next = (adj[p as usize] & own).count_ones();
+            let holes = own_holes.iter().filter(|&&h| h == bit).count() as u32;
+            free_points[a] = FreePoint {
+                adjacent: packed(adj[p as usize] & free),
+                lower: packed(adj[p as usize] & free & (bit - 1)),
+                sums: own_next | holes << 8,
+                mills: opp_mills
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, m)| m & bit != 0)
+                    .fold(0, |lanes, (i, _)| lanes | 1 << (2 * i)),
+            };
+        }
+        Class {
+            points: free_points,
+            own_slides: points(own)
+                .map(|p| (adj[p as usize] & free).count_ones())
+                .sum(),
+            own_holes: own_holes.len() as u32,
+            opp_mills: opp_mills.iter().map(|&m| packed(m)).collect(),
+            any_opp,
+        }
     }
 
-    /// Slides of `side`'s stones to adjacent empty points (at most 63 counted).
+    /// Calls `f(set)` with each **earlier neighbour** of the slot whose opponent
+    /// stones are `packed`: one stone slid to an adjacent empty point below it. In
+    /// colex order a lower point gives an earlier slot of the class; a higher one
+    /// a later slot, not coded yet.
     #[inline]
-    fn mobility(&self, side: Bits, empty: Bits) -> usize {
-        let adj = &self.rules.adjacency;
-        let m: u32 = points(side)
-            .map(|p| (adj[p as usize] & empty).count_ones())
-            .sum();
-        m.min(63) as usize
-    }
-
-    /// Mills of `mills` (the class's [`Class::opp_mills`]) with two of the
-    /// opponent's stones `opp` and an empty third point that the opponent can fill
-    /// with its next ply, at most 3.
-    #[inline]
-    pub(super) fn opp_closable(&self, mills: &[Bits], opp: Bits, empty: Bits) -> usize {
-        let adj = &self.rules.adjacency;
-        let mut n = 0;
-        for &m in mills {
-            let hole = m & empty;
-            if (m & opp).count_ones() == 2 && hole != 0 {
-                let h = hole.trailing_zeros() as usize;
-                if self.any_opp || adj[h] & opp & !m != 0 {
-                    n += 1;
-                }
+    pub(super) fn earlier_neighbours(&self, packed: Bits, mut f: impl FnMut(Bits)) {
+        let mut stones = packed;
+        while stones != 0 {
+            let a = stones.trailing_zeros();
+            stones &= stones - 1;
+            let mut to = self.points[a as usize].lower & !packed;
+            while to != 0 {
+                let b = to.trailing_zeros();
+                to &= to - 1;
+                f(packed ^ (1 << a) ^ (1 << b));
             }
+        }
+    }
+
+    /// The sums over the opponent's stones `packed`.
+    #[inline]
+    pub(super) fn tally(&self, packed: Bits) -> Tally {
+        let (mut sums, mut mills) = (0, 0);
+        let mut stones = packed;
+        while stones != 0 {
+            let p = &self.points[stones.trailing_zeros() as usize];
+            stones &= stones - 1;
+            sums += p.sums + ((p.adjacent & !packed).count_ones() << 16);
+            mills += p.mills;
+        }
+        Tally { sums, mills }
+    }
+
+    /// The opponent's closable mills (up to 3) with its stones `packed` (tallied
+    /// in `t`): mills with two of its stones and an empty third point that it can
+    /// fill with its next ply (a stone in hand, flying, or one of its stones
+    /// outside the mill next to the point).
+    #[inline]
+    pub(super) fn opp_closable(&self, packed: Bits, t: &Tally) -> usize {
+        // Lanes holding 2 (binary 10).
+        let mut two = t.mills >> 1 & !t.mills & MILL_LANES;
+        let mut n = 0;
+        while two != 0 {
+            let m = self.opp_mills[two.trailing_zeros() as usize / 2];
+            two &= two - 1;
+            let hole = (m & !packed).trailing_zeros() as usize;
+            n += (self.any_opp || self.points[hole].adjacent & packed & !m != 0) as usize;
         }
         n.min(CLOSABLE - 1)
     }
-}
-
-/// What the walks need of a class (the slots with the same stones of the side to
-/// move), computed once for its slots.
-pub(super) struct Class {
-    /// The side to move's stones (the class's representative).
-    pub(super) own: Bits,
-    /// The other points, where the opponent's stones are.
-    pub(super) free: Bits,
-    /// [`compressed_index`] of `free`.
-    pub(super) cidx: [u8; 32],
-    /// [`Geometry::own_holes`] of `own`.
-    holes: Vec<Bits>,
-    /// The mills without a stone of the side to move: the only ones the opponent
-    /// may close.
-    pub(super) opp_mills: Vec<Bits>,
-}
-
-/// A slot as a walk meets it: its rank `r` in the class, the opponent's stones
-/// as a subset of the class's free points (`packed`) and on the board (`opp`),
-/// and the side to move's (`own`, the class's representative).
-pub(super) struct Slot {
-    pub(super) r: u64,
-    pub(super) packed: Bits,
-    pub(super) opp: Bits,
-    pub(super) own: Bits,
-}
-
-/// The index of each point among the points of `free` (below it), for points of
-/// `free`.
-pub(super) fn compressed_index(free: Bits) -> [u8; 32] {
-    let mut c = [0u8; 32];
-    for p in points(free) {
-        c[p as usize] = (free & ((1 << p) - 1)).count_ones() as u8;
-    }
-    c
 }
 
 /// The adaptive probabilities of every node, each `p | n << 16` (`p` the

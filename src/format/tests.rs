@@ -948,3 +948,72 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The contexts both models compute are part of the format: a file written by one
+/// build must decode in every other. Known answers, from the first writer of
+/// format version 4 (stop 30): a digest of every WDL context and of the depth
+/// model's bytes over one block of sectors of the standard game with many stones,
+/// flying sides and stones in hand. A faster context computation must give these.
+#[test]
+fn model_contexts_are_those_of_the_format() {
+    use super::{depth_model, model};
+    let rules = crate::Rules::standard();
+    let idx = crate::index::Index::for_rules(rules);
+    let digest = |h: u64, x: u64| crate::mix::splitmix64(h ^ x);
+    let mut found = Vec::new();
+    for (k, l, hands) in [
+        (7, 7, [0, 0]),
+        (3, 9, [0, 0]),
+        (9, 3, [0, 0]),
+        (6, 8, [1, 0]),
+        (4, 5, [2, 3]),
+    ] {
+        let g = model::Geometry::new(rules, k, l, hands);
+        let b = g.blocks() / 3;
+        let range = g.block_range(b);
+        let mut r = Mix(k as u64 * 31 + l as u64);
+        // Results that follow the position (the mobility of either side), with noise.
+        let truth: Vec<u8> = range
+            .clone()
+            .map(|slot| {
+                let (own, opp) = idx.position(k, l, slot);
+                let empty = rules.all() & !(own | opp);
+                let m = |s: u32| -> u32 {
+                    crate::position::points(s)
+                        .map(|p| (rules.adjacency[p as usize] & empty).count_ones())
+                        .sum()
+                };
+                match (r.below(6), m(own).cmp(&m(opp))) {
+                    (0, _) => r.below(3) as u8,
+                    (_, std::cmp::Ordering::Greater) => 1,
+                    (_, std::cmp::Ordering::Less) => 2,
+                    _ => 0,
+                }
+            })
+            .collect();
+        let mut wdl = 0u64;
+        let mut seen = vec![0u8; truth.len()];
+        g.walk(b, &mut seen, |i, ctx| {
+            wdl = digest(wdl, ctx as u64);
+            truth[i]
+        });
+        let halves: Vec<u8> = truth
+            .iter()
+            .filter(|&&t| t == 2)
+            .map(|_| r.below(40) as u8)
+            .collect();
+        let prior = vec![0u16; depth_model::NODES];
+        let bytes =
+            depth_model::encode_block(&g, b, &truth, &halves, &model::Model::from_prior(&prior));
+        let depth = bytes.iter().fold(0u64, |h, &x| digest(h, x as u64));
+        found.push((k, l, wdl, depth));
+    }
+    let expected = [
+        (7, 7, 16860717148623110048, 5524862996847061291),
+        (3, 9, 3006794433231951322, 3033197334050838621),
+        (9, 3, 10274534597528881590, 8459331596803282245),
+        (6, 8, 1560593755086370726, 11057008487034697207),
+        (4, 5, 3171469011639842497, 10829177791732854066),
+    ];
+    assert_eq!(found, expected);
+}
