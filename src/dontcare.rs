@@ -247,8 +247,14 @@ impl Fill {
 
 /// Which slots of sector `s` may store a value no better than their true one:
 /// `codes[i]` is the true code of slot `i`. `tb` gives the true values of the
-/// sectors the captures lead into.
-fn value_freedom(tb: &Tablebase, s: Sector, codes: &[u16]) -> Result<Vec<Freedom>, ProbeError> {
+/// sectors the captures lead into. Slots whose true value `matters` says no of
+/// are not probed: they are [`Freedom::Fixed`] unless duplicates.
+fn value_freedom(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &[u16],
+    matters: impl Fn(Value) -> bool + Sync,
+) -> Result<Vec<Freedom>, ProbeError> {
     let idx = tb.index();
     let rules = tb.rules();
     let (k, l) = s.counts();
@@ -262,7 +268,7 @@ fn value_freedom(tb: &Tablebase, s: Sector, codes: &[u16]) -> Result<Vec<Freedom
             }
             let truth = Value::from_code(code);
             // Nothing is worse than `Loss(0)`: such a slot has no choice.
-            if truth == Value::Loss(0) {
+            if truth == Value::Loss(0) || !matters(truth) {
                 return Ok(Freedom::Fixed);
             }
             let pos = s.position(own, opp);
@@ -292,7 +298,7 @@ pub fn fill_values(
     codes: &mut [u16],
     fill: Fill,
 ) -> Result<FillCounts, ProbeError> {
-    let freedom = value_freedom(tb, s, codes)?;
+    let freedom = value_freedom(tb, s, codes, |_| true)?;
     Ok(fill_with(codes, &freedom, fill))
 }
 
@@ -300,13 +306,16 @@ pub fn fill_values(
 /// store, as masks for [`crate::format::write_subspace_choosing`] (bit 0 draw, 1
 /// win, 2 loss). A lost slot stores its loss (`Loss(0)` if free), a slot whose
 /// win a capture reaches a win or a draw, a duplicate either of those, any other
-/// slot its true result.
+/// slot its true result. The counts' don't-cares are the free wins and losses:
+/// draws, which store a draw either way, are not probed.
 pub fn fill_values_allowing(
     tb: &Tablebase,
     s: Sector,
     codes: &mut [u16],
 ) -> Result<(FillCounts, Vec<u8>), ProbeError> {
-    let freedom = value_freedom(tb, s, codes)?;
+    // A draw stores a draw whatever a capture reaches (see [`allowed_results`]):
+    // its captures need no probe.
+    let freedom = value_freedom(tb, s, codes, |v| v != Value::Draw)?;
     let allowed = codes
         .par_iter()
         .zip(&freedom)
