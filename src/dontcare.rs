@@ -258,33 +258,51 @@ fn value_freedom(
     let idx = tb.index();
     let rules = tb.rules();
     let (k, l) = s.counts();
-    codes
-        .par_iter()
-        .enumerate()
-        .map(|(slot, &code)| {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            if idx.index(own, opp) != slot as u64 {
-                return Ok(Freedom::Any);
-            }
-            let truth = Value::from_code(code);
-            // Nothing is worse than `Loss(0)`: such a slot has no choice.
-            if truth == Value::Loss(0) || !matters(truth) {
-                return Ok(Freedom::Fixed);
-            }
-            let pos = s.position(own, opp);
-            for ply in pos.legal_plies(rules) {
-                if ply.removes()
-                    && tb
-                        .ply_value(&pos.after(rules, ply))?
-                        .cmp_goodness(truth)
-                        .is_ge()
-                {
-                    return Ok(Freedom::AtMost);
+    in_chunks(codes, |start, chunk| {
+        let slots = start..start + chunk.len() as u64;
+        slots
+            .clone()
+            .zip(idx.positions(k, l, slots))
+            .zip(chunk)
+            .map(|((slot, (own, opp)), &code)| {
+                if idx.index(own, opp) != slot {
+                    return Ok(Freedom::Any);
                 }
-            }
-            Ok(Freedom::Fixed)
-        })
-        .collect()
+                let truth = Value::from_code(code);
+                // Nothing is worse than `Loss(0)`: such a slot has no choice.
+                if truth == Value::Loss(0) || !matters(truth) {
+                    return Ok(Freedom::Fixed);
+                }
+                let pos = s.position(own, opp);
+                for ply in pos.legal_plies(rules) {
+                    if ply.removes()
+                        && tb
+                            .ply_value(&pos.after(rules, ply))?
+                            .cmp_goodness(truth)
+                            .is_ge()
+                    {
+                        return Ok(Freedom::AtMost);
+                    }
+                }
+                Ok(Freedom::Fixed)
+            })
+            .collect()
+    })
+}
+
+/// `f(start, chunk)` over `items` in chunks in parallel, each chunk's results
+/// (one per item, `chunk` starting at item `start`) in order.
+fn in_chunks<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(u64, &[T]) -> Result<Vec<R>, ProbeError> + Sync,
+) -> Result<Vec<R>, ProbeError> {
+    const CHUNK: usize = 1 << 12;
+    let parts: Vec<Vec<R>> = items
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| f((c * CHUNK) as u64, chunk))
+        .collect::<Result<_, _>>()?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// Fills the value don't-cares of sector `s`: `codes[i]` is the true code of slot

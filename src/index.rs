@@ -440,6 +440,38 @@ impl Index {
         (rep, opp)
     }
 
+    /// The positions of slots `range` of subspace `k-l`, in slot order, as
+    /// [`Index::position`] gives them: each found from the one before (the next
+    /// set in colex order, or the next class's first) instead of from its number.
+    /// For walks over many slots in order.
+    pub fn positions(
+        &self,
+        k: u32,
+        l: u32,
+        range: std::ops::Range<u64>,
+    ) -> impl Iterator<Item = (Bits, Bits)> + '_ {
+        let per = self.per_class(k, l);
+        let reps = &self.reps[k as usize];
+        let all = self.rules.all();
+        let (mut class, mut r) = (range.start / per, range.start % per);
+        let mut rep = reps.get(class as usize).copied().unwrap_or(0);
+        let mut free = all & !rep;
+        let mut set = unrank(r, l, free.count_ones());
+        range.map(move |_| {
+            let here = (rep, pdep(set, free));
+            r += 1;
+            if r < per {
+                set = next_subset(set);
+            } else {
+                (class, r) = (class + 1, 0);
+                rep = reps.get(class as usize).copied().unwrap_or(0);
+                free = all & !rep;
+                set = first_subset(l);
+            }
+            here
+        })
+    }
+
     /// The representative and stabilizer of class `class` of `k`-sets.
     pub fn class(&self, k: u32, class: u64) -> (Bits, u16) {
         (
@@ -452,6 +484,29 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_in_order_are_those_of_their_slots() {
+        let idx = Index::for_rules(Rules::standard());
+        let mut rng = crate::mix::SplitMix(5);
+        for (k, l) in [(3, 3), (0, 4), (5, 0), (7, 8), (9, 9), (2, 9)] {
+            let size = idx.size(k, l);
+            // Across class boundaries, from the start, up to the end.
+            let per = idx.per_class(k, l);
+            let starts = [
+                0,
+                per.saturating_sub(3),
+                size.saturating_sub(700),
+                rng.below(size),
+            ];
+            for start in starts {
+                let range = start..(start + 700).min(size);
+                let walked: Vec<_> = idx.positions(k, l, range.clone()).collect();
+                let direct: Vec<_> = range.map(|i| idx.position(k, l, i)).collect();
+                assert_eq!(walked, direct, "{k}-{l} from {start}");
+            }
+        }
+    }
 
     #[test]
     fn binomials_and_colex() {

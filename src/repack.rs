@@ -486,28 +486,36 @@ pub fn check_repacked(
                 _ => Ok(()),
             });
     }
+    // In chunks, each walking its slots' positions in order.
+    const CHUNK: usize = 1 << 12;
     stored
-        .par_iter()
+        .par_chunks(CHUNK)
         .enumerate()
-        .try_for_each(|(slot, &code)| -> Result<(), RepackError> {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            let twin = idx.index(own, opp) as usize;
-            if twin != slot {
-                if truth[twin] != truth[slot] {
-                    return Err(differs(slot, Value::from_code(truth[twin])));
+        .try_for_each(|(c, chunk)| -> Result<(), RepackError> {
+            let start = (c * CHUNK) as u64;
+            let slots = start..start + chunk.len() as u64;
+            let positions = idx.positions(k, l, slots.clone());
+            for ((slot, (own, opp)), &code) in slots.zip(positions).zip(chunk) {
+                let slot = slot as usize;
+                let twin = idx.index(own, opp) as usize;
+                if twin != slot {
+                    if truth[twin] != truth[slot] {
+                        return Err(differs(slot, Value::from_code(truth[twin])));
+                    }
+                    continue;
                 }
-                return Ok(());
-            }
-            if code == truth[slot] {
-                return Ok(());
-            }
-            if code == WIN_BY_LOOKAHEAD {
-                return check_win(slot);
-            }
-            let found = tb.value_in(staged, &sector.position(own, opp))?;
-            let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
-            if found.code() != truth[slot] || worse.is_gt() {
-                return Err(differs(slot, found));
+                if code == truth[slot] {
+                    continue;
+                }
+                if code == WIN_BY_LOOKAHEAD {
+                    check_win(slot)?;
+                    continue;
+                }
+                let found = tb.value_in(staged, &sector.position(own, opp))?;
+                let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
+                if found.code() != truth[slot] || worse.is_gt() {
+                    return Err(differs(slot, found));
+                }
             }
             Ok(())
         })
