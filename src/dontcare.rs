@@ -259,6 +259,8 @@ fn value_freedom(
     let rules = tb.rules();
     let (k, l) = s.counts();
     in_chunks(codes, |start, chunk| {
+        // One pin of the block cache for the chunk's probes: nested pins are free.
+        let _pinned = crate::cache::pin();
         let slots = start..start + chunk.len() as u64;
         slots
             .clone()
@@ -296,7 +298,7 @@ fn in_chunks<T: Sync, R: Send>(
     items: &[T],
     f: impl Fn(u64, &[T]) -> Result<Vec<R>, ProbeError> + Sync,
 ) -> Result<Vec<R>, ProbeError> {
-    const CHUNK: usize = 1 << 12;
+    const CHUNK: usize = 1 << 10;
     let parts: Vec<Vec<R>> = items
         .par_chunks(CHUNK)
         .enumerate()

@@ -486,12 +486,14 @@ pub fn check_repacked(
                 _ => Ok(()),
             });
     }
-    // In chunks, each walking its slots' positions in order.
-    const CHUNK: usize = 1 << 12;
+    // In chunks, each walking its slots' positions in order, its probes under one
+    // pin of the block cache (nested pins are free).
+    const CHUNK: usize = 1 << 10;
     stored
         .par_chunks(CHUNK)
         .enumerate()
         .try_for_each(|(c, chunk)| -> Result<(), RepackError> {
+            let _pinned = crate::cache::pin();
             let start = (c * CHUNK) as u64;
             let slots = start..start + chunk.len() as u64;
             let positions = idx.positions(k, l, slots.clone());
