@@ -129,6 +129,9 @@ pub struct RepackReport {
     pub seconds: f64,
     /// Whether the file was repacked already (kept as it is).
     pub kept: bool,
+    /// Slots of this run's sectors up to and including this one, and of all of
+    /// them: how far the run is.
+    pub progress: (u64, u64),
     /// The free slots found and filled (`None` when kept, or without a fill).
     pub filled: Option<FillCounts>,
 }
@@ -239,6 +242,12 @@ pub fn repack(
         });
     }
     let tb = Tablebase::open(src)?;
+    let size = |s: Sector| {
+        let (k, l) = s.counts();
+        idx.size(k, l)
+    };
+    let total: u64 = files.iter().map(|&(s, _)| size(s)).sum();
+    let mut so_far = 0;
     let mut reports = Vec::with_capacity(files.len());
     for (sector, file) in files {
         let file = file?;
@@ -279,6 +288,10 @@ pub fn repack(
             seconds: start.elapsed().as_secs_f64(),
             kept,
             filled,
+            progress: {
+                so_far += size(sector);
+                (so_far, total)
+            },
         };
         done(&report);
         reports.push(report);

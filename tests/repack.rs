@@ -59,6 +59,13 @@ fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
     };
     let reports = repack(src, Index::for_rules(rules(n)), &opts, |_| {}).unwrap();
     assert!(reports.iter().all(|r| !r.kept && r.filled.is_some()));
+    // The progress adds each sector's slots up to all of them.
+    let total: u64 = reports.iter().map(|r| r.slots).sum();
+    let mut so_far = 0;
+    for r in &reports {
+        so_far += r.slots;
+        assert_eq!(r.progress, (so_far, total), "{}", r.sector.name());
+    }
     out
 }
 

@@ -84,6 +84,39 @@ fn line(r: &RepackReport) -> String {
     )
 }
 
+/// The run's progress after each sector, on standard error (standard output keeps
+/// the table that `tools/size-table.py` reads): slots done of all, and an ETA from
+/// the rate of the sectors repacked in this run (files kept from an earlier run
+/// take no time, so they count as done but not in the rate).
+#[derive(Default)]
+struct Eta {
+    /// Slots repacked in this run, and their seconds.
+    worked: (u64, f64),
+}
+
+impl Eta {
+    fn line(&mut self, r: &RepackReport) -> String {
+        if !r.kept {
+            self.worked.0 += r.slots;
+            self.worked.1 += r.seconds;
+        }
+        let (done, total) = r.progress;
+        let eta = match self.worked {
+            (slots, secs) if slots > 0 => {
+                let s = (secs * (total - done) as f64 / slots as f64) as u64;
+                format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+            }
+            _ => "unknown".into(),
+        };
+        format!(
+            "repack: {} of {} M slots ({:.1}%), ETA {eta} at this run's rate so far",
+            done / 1_000_000,
+            total / 1_000_000,
+            100.0 * done as f64 / total.max(1) as f64
+        )
+    }
+}
+
 /// `millbase repack`.
 pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     let fill = match a.fill.as_str() {
@@ -107,10 +140,12 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     opts.check()?;
     let start = std::time::Instant::now();
     let mut first = true;
+    let mut eta = Eta::default();
     let reports = repack(&a.db, idx, &opts, |r| {
         if a.quiet {
             return;
         }
+        eprintln!("{}", eta.line(r));
         if std::mem::take(&mut first) {
             println!(
                 "{:>10} {:>13} {:>7} {:>7} {:>7} {:>7} {:>6} {:>6} {:>8}",
