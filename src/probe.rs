@@ -665,24 +665,47 @@ impl Tablebase {
     /// lost slot's distance is stored, so this looks one ply ahead and no further
     /// (beyond the capturing plies of a child with don't-cares). `file` names the
     /// file to blame if no ply wins.
+    ///
+    /// Every child's stored result is read first, the reads overlapped
+    /// ([`Tablebase::read_children`]). A child that stores a draw or a win is not
+    /// lost (nothing stored is better than the truth), so only the children that
+    /// store a loss are read further, the shortest stored loss first: a stored
+    /// `Loss(m)` bounds the child's true value from below, so once a child is
+    /// known to be lost in `m`, no child that stores a longer loss can give a
+    /// faster win, and each capture look-ahead is bounded by the best win found.
     #[cold]
     fn win_distance(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
+        let Some(children) = self.read_children(pos, false)? else {
+            return Ok(Value::Win(1));
+        };
+        let mut lost = Vec::new();
+        for c in children.into_iter().filter(|c| c.stored == Wdl::Loss) {
+            let (stored, exact) = match c.at {
+                Some((file, slot)) => (file.value(slot)?, !file.value_dont_cares()),
+                // A derived sector's or an unopened file's: exact, or the error.
+                None => (self.stored(&c.pos)?, true),
+            };
+            lost.push((stored, exact, c.pos));
+        }
+        lost.sort_by(|a, b| a.0.cmp_goodness(b.0));
         let mut best: Option<Value> = None;
-        for ply in pos.legal_plies(self.rules) {
-            let child = pos.after(self.rules, ply);
-            if child.material(child.to_move) < 3 {
-                return Ok(Value::Win(1));
+        for (stored, exact, child) in lost {
+            // The child's value that would tie the best win so far (a draw before
+            // any: the child must stay lost).
+            let tie = best.map_or(Value::Draw, |b| match b {
+                Value::Win(n) => Value::Loss(n - 1),
+                _ => unreachable!("only wins are kept"),
+            });
+            if stored.cmp_goodness(tie).is_ge() {
+                break;
             }
-            // The child's slot is found once for its result and its distance, which
-            // is stored, since it is lost.
-            let file = self.sector_file(Sector::of(&child))?;
-            let slot = self.index.index(child.own(), child.opp());
-            if self.wdl_at(file, slot, &child)? != Wdl::Loss {
-                continue;
-            }
-            let v = self.value_at(file, slot, &child)?.parent();
-            if best.is_none_or(|b| v.cmp_goodness(b).is_gt()) {
-                best = Some(v);
+            let value = if exact {
+                Some(stored)
+            } else {
+                self.raise_by_captures(&child, stored, Some(tie))?
+            };
+            if let Some(v) = value {
+                best = Some(v.parent());
             }
         }
         best.ok_or_else(|| {
@@ -721,17 +744,7 @@ impl Tablebase {
     /// the first win.
     #[cold]
     fn best_capture_wdl(&self, pos: &Position, floor: Wdl) -> Result<Wdl, ProbeError> {
-        let mut best = floor;
-        for ply in pos.legal_plies(self.rules) {
-            if !ply.removes() {
-                continue;
-            }
-            best = best.max(self.ply_wdl(&pos.after(self.rules, ply))?);
-            if best == Wdl::Win {
-                break;
-            }
-        }
-        Ok(best)
+        self.best_result(pos, true, floor, Wdl::Win)
     }
 
     /// Win, draw or loss of playing into `child` for the side that played:
@@ -782,32 +795,94 @@ impl Tablebase {
 
     /// The best result of `pos`'s plies (a loss if it has none): the result of a
     /// position with a removal pending, or of one in a derived sector.
+    fn best_ply_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        self.best_result(pos, false, Wdl::Loss, Wdl::Win)
+    }
+
+    /// The better of `floor` and the best result of `pos`'s plies (its capturing
+    /// plies only with `captures`), exact if it is worse than `enough`; otherwise
+    /// a result at least `enough` and no better than the exact one (the search
+    /// stops there).
     ///
     /// Pruned like alpha-beta: each child's stored result is read first (a file
     /// with don't-cares stores a result no better than the child's true one, so
     /// it bounds what the ply can be worth from above); then, best bound first,
     /// the plies whose bound is not exact are valued through the child's
-    /// capturing plies, until the best found reaches the next bound. The
-    /// children's slots are located and prefetched before any is read, so that
-    /// their waits for main memory overlap (one after another, they were half
-    /// the time of a derived probe).
-    fn best_ply_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+    /// capturing plies, each only as far as it could still beat the best found,
+    /// until the best found reaches the next bound.
+    fn best_result(
+        &self,
+        pos: &Position,
+        captures: bool,
+        floor: Wdl,
+        enough: Wdl,
+    ) -> Result<Wdl, ProbeError> {
+        if floor >= enough {
+            return Ok(floor);
+        }
+        let Some(children) = self.read_children(pos, captures)? else {
+            return Ok(Wdl::Win);
+        };
+        let mut open = Vec::new();
+        let mut best = floor;
+        for c in children {
+            let bound = Wdl::of_ply(Some(c.stored));
+            if c.exact {
+                best = best.max(bound);
+                if best >= enough {
+                    return Ok(best);
+                }
+            } else if bound > best {
+                open.push((bound, c.stored, c.pos));
+            }
+        }
+        open.sort_by_key(|o| std::cmp::Reverse(o.0));
+        for (bound, stored, child) in open {
+            if bound <= best {
+                break;
+            }
+            // The ply beats `best` only if the child's result is worse than the
+            // one that `best` is the ply of: its search may stop there.
+            let tie = Wdl::of_ply(Some(best));
+            best = best.max(Wdl::of_ply(Some(
+                self.best_result(&child, true, stored, tie)?,
+            )));
+            if best >= enough {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
+    /// The positions after `pos`'s plies (its capturing plies only with
+    /// `captures`), each with its stored result; `None` if a ply ends the game.
+    ///
+    /// The children's slots are located and prefetched before any is read, so
+    /// that their waits for main memory overlap (one after another, they were
+    /// half the time of a derived probe). Three stages, each starting for every
+    /// ply the memory reads the next one waits for: the classes of the
+    /// children's sides to move in the index's look-up table, their blocks'
+    /// cache entries, their bytes. A child's side to move has this side's
+    /// opponent's stones but the one a ply removes: a few sets, each looked up
+    /// once. The plies with a capture lead into one sector, those without into
+    /// another.
+    fn read_children(
+        &self,
+        pos: &Position,
+        captures: bool,
+    ) -> Result<Option<Vec<Child<'_>>>, ProbeError> {
         let rules = self.rules;
         let guard = crate::cache::pin();
-        // Three stages, each starting for every ply the memory reads the next one
-        // waits for, so that the waits overlap: the classes of the children's sides
-        // to move in the index's look-up table, their blocks' cache entries, their
-        // bytes. A child's side to move has this side's opponent's stones but the
-        // one a ply removes: a few sets, each looked up once. The plies with a
-        // capture lead into one sector, those without into another.
-        let plies = pos.legal_plies(rules);
-        let mut children = Vec::with_capacity(plies.len());
+        let mut children = Vec::with_capacity(32);
         let mut sets: Vec<Bits> = Vec::with_capacity(16);
         let mut last: Option<(Sector, Option<&SubspaceFile>)> = None;
-        for ply in plies {
+        for ply in pos.legal_plies(rules) {
+            if captures && !ply.removes() {
+                continue;
+            }
             let child = pos.after(rules, ply);
             if child.material(child.to_move) < 3 {
-                return Ok(Wdl::Win);
+                return Ok(None);
             }
             let sector = Sector::of(&child);
             let file = match last {
@@ -841,34 +916,24 @@ impl Tablebase {
         }
         // No lock or atomic instruction came between (the thread is pinned once
         // for all), so none of the reads above was waited for.
-        let mut open = Vec::new();
-        let mut best = Wdl::Loss;
-        for ((child, _), pending) in children.into_iter().zip(pending) {
+        let mut out = Vec::with_capacity(children.len());
+        for ((pos, at), pending) in children.into_iter().zip(pending) {
             let (stored, exact) = match pending {
                 Some(p) => {
                     let stored = p.get()?;
                     (stored, stored == Wdl::Win || !p.file.wdl_dont_cares())
                 }
-                None => self.stored_wdl_bound(&child)?,
+                None => self.stored_wdl_bound(&pos)?,
             };
-            let bound = Wdl::of_ply(Some(stored));
-            if exact {
-                best = best.max(bound);
-                if best == Wdl::Win {
-                    return Ok(best);
-                }
-            } else if bound > best {
-                open.push((bound, child));
-            }
+            let at = at.map(|(file, _, slot)| (file, slot));
+            out.push(Child {
+                pos,
+                at,
+                stored,
+                exact,
+            });
         }
-        open.sort_by_key(|o| std::cmp::Reverse(o.0));
-        for (bound, child) in open {
-            if bound <= best {
-                break;
-            }
-            best = best.max(self.ply_wdl(&child)?);
-        }
-        Ok(best)
+        Ok(Some(out))
     }
 
     /// The file that stores the results of `sector`; `None` where it is derived or
@@ -999,6 +1064,20 @@ impl Tablebase {
         let pick = below(splitmix64(seed), ties) as usize;
         Ok(Some(moves[pick]))
     }
+}
+
+/// A position after a ply, and what its sector's file stores for it
+/// ([`Tablebase::read_children`]).
+struct Child<'a> {
+    pos: Position,
+    /// Its file and slot; `None` where its sector is derived or its file could
+    /// not be opened.
+    at: Option<(&'a SubspaceFile, u64)>,
+    /// The stored result (a derived sector's searched).
+    stored: Wdl,
+    /// Whether `stored` is the true result: a result from a file with
+    /// don't-cares other than a win is only a lower bound.
+    exact: bool,
 }
 
 /// What a valid moving-phase position needs to be valued.
