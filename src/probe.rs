@@ -566,6 +566,12 @@ impl Tablebase {
     /// The bound prunes like alpha-beta: a capture is looked at only for a child
     /// value that would beat the best so far, and a child in a file with value
     /// don't-cares raises its own stored value only while it stays below that.
+    ///
+    /// The children's stored results are read first, their memory reads
+    /// overlapped ([`Tablebase::read_children`]), and the children valued most
+    /// promising first: a child's stored result is no better than its true one,
+    /// so the ply's result is at most the one it stores, and the children that
+    /// store a loss (plies that may win) come first.
     #[cold]
     fn raise_by_captures(
         &self,
@@ -577,32 +583,39 @@ impl Tablebase {
         if !below(floor) {
             return Ok(None);
         }
+        if floor == Value::Win(1) {
+            return Ok(Some(floor));
+        }
+        let Some(mut children) = self.read_children(pos, true)? else {
+            // A capture ends the game.
+            return Ok(below(Value::Win(1)).then_some(Value::Win(1)));
+        };
+        children.sort_by_key(|c| c.stored);
         let mut best = floor;
-        for ply in pos.legal_plies(self.rules) {
+        for c in children {
             if best == Value::Win(1) {
                 break;
             }
-            if !ply.removes() {
+            if Wdl::of_ply(Some(c.stored)) < best.wdl() {
                 continue;
             }
-            let child = pos.after(self.rules, ply);
-            let v = if child.material(child.to_move) < 3 {
-                Value::Win(1)
-            } else {
-                // `parent` reverses the order: the ply beats `best` exactly when the
-                // child's value is worse than the value `best` is the parent of
-                // (every child value beats `Loss(0)`).
-                let child_bound = match best {
-                    Value::Loss(0) => None,
-                    Value::Loss(n) => Some(Value::Win(n - 1)),
-                    Value::Win(n) => Some(Value::Loss(n - 1)),
-                    Value::Draw => Some(Value::Draw),
-                };
-                match self.value_below(&child, child_bound)? {
-                    Some(c) => c.parent(),
-                    None => continue,
-                }
+            // `parent` reverses the order: the ply beats `best` exactly when the
+            // child's value is worse than the value `best` is the parent of
+            // (every child value beats `Loss(0)`).
+            let child_bound = match best {
+                Value::Loss(0) => None,
+                Value::Loss(n) => Some(Value::Win(n - 1)),
+                Value::Win(n) => Some(Value::Loss(n - 1)),
+                Value::Draw => Some(Value::Draw),
             };
+            let found = match c.at {
+                Some((file, slot)) => self.value_below_at(file, slot, &c.pos, child_bound)?,
+                None => self.value_below(&c.pos, child_bound)?,
+            };
+            let Some(child) = found else {
+                continue;
+            };
+            let v = child.parent();
             if v.cmp_goodness(best).is_gt() {
                 best = v;
                 if !below(best) {
@@ -623,6 +636,17 @@ impl Tablebase {
     ) -> Result<Option<Value>, ProbeError> {
         let file = self.sector_file(Sector::of(pos))?;
         let slot = self.index.index(pos.own(), pos.opp());
+        self.value_below_at(file, slot, pos, bound)
+    }
+
+    /// [`Tablebase::value_below`] of `pos`, whose slot in `file` is `slot`.
+    fn value_below_at(
+        &self,
+        file: &SubspaceFile,
+        slot: u64,
+        pos: &Position,
+        bound: Option<Value>,
+    ) -> Result<Option<Value>, ProbeError> {
         // A stored result better than the bound's is above it whatever the distance:
         // the depth block is not read.
         if bound.is_some_and(|b| file.wdl(slot).is_ok_and(|w| w > b.wdl())) {
