@@ -24,7 +24,10 @@ def rows(path):
     seen = OrderedDict()
     for line in open(path):
         parts = line.split()
-        if len(parts) < 9 or not parts[1].isdigit():
+        # A file's row: its sector's name (digits and dashes), then its slots
+        # (the summary line "repacked N files ..." is not one).
+        name_ok = parts and parts[0].replace("-", "").isdigit()
+        if len(parts) < 9 or not name_ok or not parts[1].isdigit():
             continue
         name, slots = parts[0], int(parts[1])
         wdl0, wdl1, dep0, dep1 = map(float, parts[2:6])
