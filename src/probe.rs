@@ -602,12 +602,7 @@ impl Tablebase {
             // `parent` reverses the order: the ply beats `best` exactly when the
             // child's value is worse than the value `best` is the parent of
             // (every child value beats `Loss(0)`).
-            let child_bound = match best {
-                Value::Loss(0) => None,
-                Value::Loss(n) => Some(Value::Win(n - 1)),
-                Value::Win(n) => Some(Value::Loss(n - 1)),
-                Value::Draw => Some(Value::Draw),
-            };
+            let child_bound = tied_child(best);
             let found = match c.at {
                 Some((file, slot)) => self.value_below_at(file, slot, &c.pos, child_bound)?,
                 None => self.value_below(&c.pos, child_bound)?,
@@ -716,10 +711,9 @@ impl Tablebase {
         for (stored, exact, child) in lost {
             // The child's value that would tie the best win so far (a draw before
             // any: the child must stay lost).
-            let tie = best.map_or(Value::Draw, |b| match b {
-                Value::Win(n) => Value::Loss(n - 1),
-                _ => unreachable!("only wins are kept"),
-            });
+            let tie = best
+                .map_or(Some(Value::Draw), tied_child)
+                .expect("a win has a child");
             if stored.cmp_goodness(tie).is_ge() {
                 break;
             }
@@ -1087,6 +1081,17 @@ impl Tablebase {
         let ties = moves.iter().take_while(|m| m.1 == best).count() as u64;
         let pick = below(splitmix64(seed), ties) as usize;
         Ok(Some(moves[pick]))
+    }
+}
+
+/// The child value whose [`Value::parent`] is `v` (a ply into a position worse
+/// than it beats `v`); `None` for `Loss(0)`, which every ply beats.
+fn tied_child(v: Value) -> Option<Value> {
+    match v {
+        Value::Loss(0) => None,
+        Value::Loss(n) => Some(Value::Win(n - 1)),
+        Value::Win(n) => Some(Value::Loss(n - 1)),
+        Value::Draw => Some(Value::Draw),
     }
 }
 
