@@ -152,10 +152,10 @@ pub struct RepackOptions {
     /// a probe finds a win's distance one ply ahead.
     pub loss_depths: bool,
     /// Model-code the WDL section ([`crate::format::Encoding::Model`], format
-    /// version 3) instead of zstd over packed trits.
+    /// version 5) instead of zstd over packed trits.
     pub wdl_model: bool,
     /// Model-code the depth section ([`crate::format::Encoding::DepthModel`],
-    /// format version 4); only with `loss_depths` and `wdl_model`.
+    /// format version 6); only with `loss_depths` and `wdl_model`.
     pub depth_model: bool,
 }
 

@@ -533,7 +533,7 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
     }
 }
 
-/// Model-coded WDL sections (format version 3): the whole 4-stone game, with
+/// Model-coded WDL sections (format version 5): the whole 4-stone game, with
 /// loss-only depths and no fill, and with the default fill (every probe on every
 /// slot as the original, `verify` clean, a resumed repack keeps the files, a
 /// WDL-only pack keeps the coding); then the 5-stone sectors where the model pays,
@@ -546,7 +546,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
         let tb = Tablebase::open(d).unwrap();
         sectors.iter().fold((0, 0), |(b, m), &s| {
             let f = tb.sector_file(s).unwrap();
-            assert_eq!(f.header().version, 3, "{s}");
+            assert_eq!(f.header().version, 5, "{s}");
             (b + f.section_bytes().0, m + f.wdl_model() as usize)
         })
     };
@@ -624,7 +624,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Model-coded depth sections (format version 4): the whole 4-stone game (every
+/// Model-coded depth sections (format version 6): the whole 4-stone game (every
 /// value kept, and with value don't-cares) and 5-stone sectors of both phases,
 /// repacked with loss-only depths coded by the depth model, answer every probe as
 /// the original, `verify` is clean, the perfect
@@ -684,7 +684,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
             let f = tb.sector_file(s).unwrap();
             let version = f.header().version;
             let coded = f.header().depth.unwrap().encoding == Encoding::DepthModel;
-            assert_eq!(version == 4, coded, "{s}");
+            assert_eq!(version == 6, coded, "{s}");
         }
         drop(tb);
         probes_equal(game4(), &out, &sectors, 1, 13);

@@ -131,8 +131,8 @@ fn every_wdl_probe_with_dont_cares_equals_the_full_directory() {
     every_wdl_probe_equals(&out);
 }
 
-/// Re-coded with the context model (format version 3), with and without
-/// don't-cares: every WDL probe as the full directory's, every file version 3, and
+/// Re-coded with the context model (format version 5), with and without
+/// don't-cares: every WDL probe as the full directory's, every file version 5, and
 /// a resumed pack keeps them.
 #[test]
 fn every_wdl_probe_of_model_coded_files_equals_the_full_directory() {
@@ -145,7 +145,7 @@ fn every_wdl_probe_of_model_coded_files_equals_the_full_directory() {
         let pack = Tablebase::open(&out).unwrap();
         for s in pack.available_sectors() {
             let f = pack.sector_file(s).unwrap();
-            assert_eq!(f.header().version, 3, "{s}");
+            assert_eq!(f.header().version, 5, "{s}");
             assert_eq!(f.wdl_dont_cares(), dont_cares, "{s}");
         }
         let again = pack_wdl_only(full(), &out, pack.index(), opts, |_| {}).unwrap();

@@ -28,7 +28,7 @@ pub struct PackArgs {
     dont_cares: bool,
     /// How to code the WDL sections: `copy` (as the source codes them), `zstd`
     /// (packed trits, zstd-compressed) or `model` (a context model and an
-    /// arithmetic coder, format version 3: smaller, slower to decode cold).
+    /// arithmetic coder, format version 5: smaller, slower to decode cold).
     #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
     wdl_coding: String,
     /// Then leave out the sectors whose results one ply of search gives from

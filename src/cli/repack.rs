@@ -43,13 +43,13 @@ pub struct RepackArgs {
     depths: String,
     /// How to code the WDL section: `zstd` (packed trits, zstd-compressed; what
     /// `millbase build` writes) or `model` (an adaptive context model and an
-    /// arithmetic coder over blocks of whole classes, format version 3: smaller,
+    /// arithmetic coder over blocks of whole classes, format version 5: smaller,
     /// slower to decode cold; `docs/FORMAT.md`, "Model coding").
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     wdl_coding: String,
     /// How to code the depth section: `zstd` (what `millbase build` writes) or
     /// `model` (an adaptive context model over the lost slots' distances, format
-    /// version 4; needs `--depths losses --wdl-coding model`; `docs/FORMAT.md`,
+    /// version 6; needs `--depths losses --wdl-coding model`; `docs/FORMAT.md`,
     /// "Model-coded depths").
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     depth_coding: String,

@@ -1,5 +1,5 @@
 //! Model coding of a depth section with loss-only entries
-//! ([`super::Encoding::DepthModel`], format version 4): each lost slot's half
+//! ([`super::Encoding::DepthModel`], format version 6): each lost slot's half
 //! distance is coded with the adaptive binary coder of [`super::model`], in the
 //! blocks of whole classes the WDL model uses, given the block's results (which the
 //! reader has from the WDL section).

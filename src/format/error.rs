@@ -28,7 +28,7 @@ pub enum FormatError {
     },
     /// The file was written in another format version.
     #[error(
-        "{}: format version {found}, this program reads versions 1 to {expected}; delete it and run `millbase build`, or use a millbase that reads version {found}",
+        "{}: format version {found}, this program reads versions 1 to {expected} but 3 and 4; delete it and run `millbase build`, or use a millbase that reads version {found}",
         path.display()
     )]
     Version {
@@ -38,6 +38,18 @@ pub enum FormatError {
         found: u32,
         /// The version this program reads.
         expected: u32,
+    },
+    /// The file is of a format version this program no longer reads (its WDL
+    /// model had no refiner).
+    #[error(
+        "{}: format version {found}, the first WDL model, which this millbase no longer reads (it reads versions 1, 2, 5 and 6); write the file again from the directory `millbase build` wrote: `millbase repack --db BUILD --out DIR --fill model --depths losses --wdl-coding model --depth-coding model`, or for a WDL-only file `millbase pack --wdl-only --db BUILD --out DIR --dont-cares --wdl-coding model`",
+        path.display()
+    )]
+    Retired {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
     },
     /// The file was built for another rule set.
     #[error(

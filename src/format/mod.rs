@@ -39,7 +39,8 @@
 mod checksum;
 mod depth_model;
 mod error;
-mod model;
+#[doc(hidden)]
+pub mod model;
 mod pack;
 mod read;
 #[cfg(test)]
@@ -70,14 +71,19 @@ pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// depth section is model-coded ([`Encoding::DepthModel`]). Version 2 added the
 /// header flags (decisive-only depths, don't-cares) and the WDL-only file (one
 /// section, no distances); version 3 the model-coded WDL section; version 4 the
-/// model-coded depth section (with a model-coded WDL section). A file is written
-/// with the lowest version that describes it (a full file without flags as version
-/// 1, only on request: [`WriteOptions::decisive_depths`] is on by default); readers
-/// accept all four.
-pub const VERSION: u32 = 4;
+/// model-coded depth section (with a model-coded WDL section); versions 5 and 6
+/// are 3 and 4 with the WDL model's refiner (`docs/FORMAT.md`, "Model coding"),
+/// and versions 3 and 4 are no longer read ([`RETIRED`]). A file is written with
+/// the lowest version that describes it (a full file without flags as version 1,
+/// only on request: [`WriteOptions::decisive_depths`] is on by default).
+pub const VERSION: u32 = 6;
 /// The version of a file whose WDL section is model-coded ([`Encoding::Model`])
 /// and whose depth section (if any) is zstd-compressed.
-pub const VERSION_WDL_MODEL: u32 = 3;
+pub const VERSION_WDL_MODEL: u32 = 5;
+/// Versions no longer read: the WDL model without its refiner (stops 28 to 32).
+/// Their files are written again from the build's files by `millbase repack` or
+/// `millbase pack`.
+pub const RETIRED: [u32; 2] = [3, 4];
 /// The version of a file with header flags or without a depth section, whose WDL
 /// section is zstd-compressed.
 pub const VERSION_FLAGS: u32 = 2;
@@ -143,12 +149,12 @@ pub enum Encoding {
     HalfU8 = 3,
     /// Depth, two bytes (little-endian) per slot: `distance / 2`, 0 for a draw.
     HalfU16 = 4,
-    /// WDL, model-coded (format version 3): a block holds whole classes and is
+    /// WDL, model-coded (format version 5): a block holds whole classes and is
     /// arithmetic-coded with a context model; block 0 of the section is the model's
     /// prior. Decoded, a block is laid out as [`Encoding::Trits5`].
     Model = 5,
     /// Depth of the lost slots only ([`FLAG_LOSS_DEPTHS`]), model-coded (format
-    /// version 4) in the WDL model's blocks of whole classes; block 0 of the section
+    /// version 6) in the WDL model's blocks of whole classes; block 0 of the section
     /// is the model's prior, or empty where zstd was smaller (the blocks are then
     /// [`Encoding::HalfU8`], zstd-compressed). Decoded, a block is laid out as
     /// [`Encoding::HalfU8`].

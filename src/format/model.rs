@@ -1,4 +1,4 @@
-//! Model coding of the WDL section ([`super::Encoding::Model`], format version 3):
+//! Model coding of the WDL section ([`super::Encoding::Model`], format version 5):
 //! each slot's result is coded with an adaptive binary arithmetic coder whose
 //! probabilities depend on a *context* the decoder computes from the position and
 //! from the results it has decoded already, instead of zstd over packed trits.
@@ -39,6 +39,9 @@ const CLOSABLE: usize = 4;
 const MOBILITY: usize = 8;
 /// Values of the previous result: draw, win, loss, none.
 const PREV: usize = 4;
+/// Values of the jump context: the earlier jump neighbours' draws, wins and
+/// losses, each in 4 buckets ([`JUMP_BUCKET`]).
+const JUMP_CONTEXTS: usize = 64;
 /// Number of contexts.
 pub const CONTEXTS: usize = NEIGHBOURS * CLOSABLE * CLOSABLE * MOBILITY * MOBILITY * PREV;
 /// Binary decisions per context: decisive or not, then loss or not.
@@ -63,6 +66,17 @@ static RATE: [u32; LIMIT as usize + 1] = {
         t[n] = (2 * ONE) / (2 * n as u32 + 3);
         n += 1;
     }
+    t
+};
+
+/// Jump neighbour counts' buckets: 0, 1, 2-4, 5 and more.
+static JUMP_BUCKET: [u8; 256] = {
+    let mut t = [3u8; 256];
+    t[0] = 0;
+    t[1] = 1;
+    t[2] = 2;
+    t[3] = 2;
+    t[4] = 2;
     t
 };
 
@@ -141,10 +155,17 @@ impl Geometry {
     }
 
     /// Walks block `b` in slot order: for each slot `i` (from 0 in the block) calls
-    /// `code(i, context)`, which returns the slot's trit (0 draw, 1 win, 2 loss), and
-    /// stores it in `trits[i]`, where later contexts see it. `trits` holds the
-    /// block's slots.
-    pub fn walk(&self, b: usize, trits: &mut [u8], mut code: impl FnMut(usize, usize) -> u8) {
+    /// `code(i, context, jumps)`, which returns the slot's trit (0 draw, 1 win, 2
+    /// loss), and stores it in `trits[i]`, where later contexts see it. `trits`
+    /// holds the block's slots; `jumps` is the refiner's context
+    /// ([`Class::earlier_jumps`]), or 0 if `JUMPS` is false (a walk that does not
+    /// need it: the prior's count).
+    pub fn walk<const JUMPS: bool>(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        mut code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
         let range = self.block_range(b);
         debug_assert_eq!(trits.len() as u64, range.end - range.start);
         let mut prev = PREV - 1;
@@ -159,7 +180,12 @@ impl Geometry {
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
                 let ctx = self.context(packed, &c, &by_set) * PREV + prev;
-                let t = code(i, ctx);
+                let jumps = if JUMPS {
+                    c.earlier_jumps(packed, &by_set)
+                } else {
+                    0
+                };
+                let t = code(i, ctx, jumps);
                 trits[i] = t;
                 by_set[packed as usize] = t;
                 prev = t as usize;
@@ -343,6 +369,29 @@ impl Class {
         }
     }
 
+    /// The **jump context** of the slot whose opponent stones are `packed`: the
+    /// results of its earlier *jump* neighbours, the sets with the highest stone
+    /// of `packed` moved to any lower free point (the slots coded last before
+    /// it in colex order), counted per result, each count bucketed by
+    /// [`JUMP_BUCKET`], as `16 draws + 4 wins + losses`; `by_set` the results of
+    /// the class's earlier slots.
+    #[inline]
+    pub(super) fn earlier_jumps(&self, packed: Bits, by_set: &[u8]) -> usize {
+        // A byte per result, as in `Geometry::context`: at most 31 jumps.
+        let mut near = 0u32;
+        if packed != 0 {
+            let top = 1 << (Bits::BITS - 1 - packed.leading_zeros());
+            let mut to = (top - 1) & !packed;
+            while to != 0 {
+                let b = to & to.wrapping_neg();
+                to &= to - 1;
+                near += 1 << (8 * by_set[(packed ^ top ^ b) as usize]);
+            }
+        }
+        let bucket = |t: u32| JUMP_BUCKET[(near >> (8 * t) & 0xff) as usize] as usize;
+        (bucket(0) * 4 + bucket(1)) * 4 + bucket(2)
+    }
+
     /// The sums over the opponent's stones `packed`.
     #[inline]
     pub(super) fn tally(&self, packed: Bits) -> Tally {
@@ -397,27 +446,6 @@ impl Model {
         Model { nodes }
     }
 
-    /// The trit among `allowed` (bit `t` set: trit `t` allowed; not 0) that context
-    /// `ctx` finds likeliest (the lowest trit among equals).
-    #[inline]
-    fn likeliest(&self, ctx: usize, allowed: u8) -> u8 {
-        if allowed.is_power_of_two() {
-            return allowed.trailing_zeros() as u8;
-        }
-        let draw = self.nodes[2 * ctx] & 0xFFFF;
-        let win = self.nodes[2 * ctx + 1] & 0xFFFF;
-        // In units of 2^-32: draw, win, loss.
-        let p = [
-            (draw as u64) << 16,
-            (ONE - draw) as u64 * win as u64,
-            (ONE - draw) as u64 * (ONE - win) as u64,
-        ];
-        (0..3u8)
-            .filter(|&t| allowed >> t & 1 == 1)
-            .max_by_key(|&t| (p[t as usize], 2 - t))
-            .expect("a slot allows some trit")
-    }
-
     /// Node `i`'s probability of a 0 bit, then adapts it to `bit`.
     #[inline]
     pub(super) fn adapt(&mut self, i: usize, bit: bool) -> u32 {
@@ -431,6 +459,148 @@ impl Model {
         };
         self.nodes[i] = q.clamp(P_MIN, P_MAX) | (n + 1).min(LIMIT) << 16;
         p
+    }
+}
+
+/// Points of the logistic curve the refiner is built on: `4096 / (1 + e^-x)` for
+/// `x = -8, -7.5, ..., 8`, rounded.
+const SQUASH_POINTS: [u16; 33] = [
+    1, 2, 4, 6, 10, 17, 27, 45, 74, 120, 194, 311, 488, 747, 1102, 1546, 2048, 2550, 2994, 3349,
+    3608, 3785, 3902, 3976, 4022, 4051, 4069, 4079, 4086, 4090, 4092, 4094, 4095,
+];
+
+/// The logistic function in integers: `4096 / (1 + e^(-d / 256))` for `d` in
+/// `-2047..=2047`, interpolated between [`SQUASH_POINTS`].
+const fn squash(d: i32) -> i32 {
+    let i = ((d + 2048) >> 7) as usize;
+    let w = (d + 2048) & 127;
+    (SQUASH_POINTS[i] as i32 * (128 - w) + SQUASH_POINTS[i + 1] as i32 * w + 64) >> 7
+}
+
+/// `STRETCH[p]`, the inverse of [`squash`] for a 12-bit probability `p`: the least
+/// `d` with `squash(d) >= p` (2047 for the few above the curve's end).
+static STRETCH: [i16; 4096] = {
+    let mut t = [2047i16; 4096];
+    let mut next = 0;
+    let mut d = -2047;
+    while d <= 2047 {
+        let v = squash(d) as usize;
+        while next <= v {
+            t[next] = d as i16;
+            next += 1;
+        }
+        d += 1;
+    }
+    t
+};
+
+/// Entries of a refiner row: the stretch domain in steps of 128.
+const BUCKETS: usize = 33;
+
+/// The refiner's second stage: for each jump context ([`Class::earlier_jumps`])
+/// and node kind (decisive, loss), a curve mapping the model's probability to a
+/// better one, learnt as the block is coded. Every block starts from the identity.
+#[derive(Clone)]
+pub(super) struct Refiner {
+    /// `JUMP_CONTEXTS · 2` rows of [`BUCKETS`] probabilities of a 0 bit (2^-16 units).
+    rows: Vec<u16>,
+}
+
+/// A refined probability and where the refiner read it, to learn from its bit.
+#[derive(Clone, Copy)]
+pub(super) struct Refined {
+    /// The probability of a 0 bit to code with (2^-16 units).
+    pub(super) p: u32,
+    at: usize,
+    w: u32,
+}
+
+impl Refiner {
+    pub(super) fn new() -> Refiner {
+        let row = SQUASH_POINTS.map(|p| p << 4);
+        Refiner {
+            rows: row.repeat(JUMP_CONTEXTS * 2),
+        }
+    }
+
+    /// The probability `p` (of a 0, 2^-16 units) of node kind `node` (0
+    /// decisive, 1 loss) refined in jump context `jumps`: a quarter the model's,
+    /// three quarters the curve's at `p`'s stretch, interpolated.
+    #[inline]
+    pub(super) fn refine(&self, p: u32, jumps: usize, node: usize) -> Refined {
+        let s = (STRETCH[(p >> 4) as usize] as i32 + 2048) as u32;
+        let (lo, w) = ((s >> 7) as usize, s & 127);
+        let at = (jumps * 2 + node) * BUCKETS + lo;
+        let q = (self.rows[at] as u32 * (128 - w) + self.rows[at + 1] as u32 * w) >> 7;
+        Refined {
+            p: ((p + 3 * q) >> 2).clamp(P_MIN, P_MAX),
+            at,
+            w,
+        }
+    }
+
+    /// Moves the two entries `r` read toward `bit`, each by an eighth of the way
+    /// times its share of the interpolation.
+    #[inline]
+    pub(super) fn learn(&mut self, r: Refined, bit: bool) {
+        let target = if bit { 0 } else { ONE as i32 - 1 };
+        for (i, share) in [(r.at, 128 - r.w), (r.at + 1, r.w)] {
+            let e = self.rows[i] as i32;
+            self.rows[i] = (e + (((target - e) * share as i32) >> 10)) as u16;
+        }
+    }
+}
+
+/// The WDL coder's state over a block: the context model and its refiner.
+#[derive(Clone)]
+struct WdlCoder {
+    model: Model,
+    refiner: Refiner,
+}
+
+impl WdlCoder {
+    fn new(model: &Model) -> WdlCoder {
+        WdlCoder {
+            model: model.clone(),
+            refiner: Refiner::new(),
+        }
+    }
+
+    /// The refined probability of node kind `node` (0 decisive, 1 loss) of
+    /// context `ctx` in jump context `jumps`.
+    #[inline]
+    fn p(&self, ctx: usize, jumps: usize, node: usize) -> Refined {
+        let p = self.model.nodes[2 * ctx + node] & 0xFFFF;
+        self.refiner.refine(p, jumps, node)
+    }
+
+    /// Learns the bit of node kind `node` of context `ctx`, coded with `r`.
+    #[inline]
+    fn learn(&mut self, ctx: usize, node: usize, r: Refined, bit: bool) {
+        self.model.adapt(2 * ctx + node, bit);
+        self.refiner.learn(r, bit);
+    }
+
+    /// The trit among `allowed` (bit `t` set: trit `t` allowed; not 0) that is
+    /// likeliest in context `ctx` and jump context `jumps` (the lowest trit among
+    /// equals), with the probabilities it is coded with.
+    #[inline]
+    fn likeliest(&self, ctx: usize, jumps: usize, allowed: u8) -> u8 {
+        if allowed.is_power_of_two() {
+            return allowed.trailing_zeros() as u8;
+        }
+        let draw = self.p(ctx, jumps, 0).p;
+        let win = self.p(ctx, jumps, 1).p;
+        // In units of 2^-32: draw, win, loss.
+        let p = [
+            (draw as u64) << 16,
+            (ONE - draw) as u64 * win as u64,
+            (ONE - draw) as u64 * (ONE - win) as u64,
+        ];
+        (0..3u8)
+            .filter(|&t| allowed >> t & 1 == 1)
+            .max_by_key(|&t| (p[t as usize], 2 - t))
+            .expect("a slot allows some trit")
     }
 }
 
@@ -558,16 +728,18 @@ pub fn encode_block_choosing(
     allowed: &[u8],
     model: &Model,
 ) -> (Vec<u8>, Vec<u8>) {
-    let mut model = model.clone();
+    let mut coder = WdlCoder::new(model);
     let mut enc = Encoder::new();
     let mut stored = vec![0u8; allowed.len()];
-    g.walk(b, &mut stored, |i, ctx| {
-        let t = model.likeliest(ctx, allowed[i]);
-        let p = model.adapt(2 * ctx, t != 0);
-        enc.bit(p, t != 0);
+    g.walk::<true>(b, &mut stored, |i, ctx, jumps| {
+        let t = coder.likeliest(ctx, jumps, allowed[i]);
+        let r = coder.p(ctx, jumps, 0);
+        enc.bit(r.p, t != 0);
+        coder.learn(ctx, 0, r, t != 0);
         if t != 0 {
-            let p = model.adapt(2 * ctx + 1, t == 2);
-            enc.bit(p, t == 2);
+            let r = coder.p(ctx, jumps, 1);
+            enc.bit(r.p, t == 2);
+            coder.learn(ctx, 1, r, t == 2);
         }
         t
     });
@@ -576,20 +748,20 @@ pub fn encode_block_choosing(
 
 /// Decodes block `b` from `src`, starting from `model`: its trits, one per slot.
 pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8> {
-    let mut model = model.clone();
+    let mut coder = WdlCoder::new(model);
     let mut dec = Decoder::new(src);
     let range = g.block_range(b);
     let mut trits = vec![0u8; (range.end - range.start) as usize];
-    g.walk(b, &mut trits, |_, ctx| {
-        let p = model.nodes[2 * ctx] & 0xFFFF;
-        let decisive = dec.bit(p);
-        model.adapt(2 * ctx, decisive);
+    g.walk::<true>(b, &mut trits, |_, ctx, jumps| {
+        let r = coder.p(ctx, jumps, 0);
+        let decisive = dec.bit(r.p);
+        coder.learn(ctx, 0, r, decisive);
         if !decisive {
             return 0;
         }
-        let p = model.nodes[2 * ctx + 1] & 0xFFFF;
-        let loss = dec.bit(p);
-        model.adapt(2 * ctx + 1, loss);
+        let r = coder.p(ctx, jumps, 1);
+        let loss = dec.bit(r.p);
+        coder.learn(ctx, 1, r, loss);
         1 + loss as u8
     });
     trits
@@ -606,7 +778,7 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
             let truth: Vec<u8> = range.clone().map(&trit).collect();
             let mut seen = vec![0u8; truth.len()];
             let mut counts = vec![[0u32; 2]; NODES];
-            g.walk(b, &mut seen, |i, ctx| {
+            g.walk::<false>(b, &mut seen, |i, ctx, _| {
                 let t = truth[i];
                 counts[2 * ctx][(t != 0) as usize] += 1;
                 if t != 0 {

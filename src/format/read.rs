@@ -9,8 +9,8 @@ use super::pack::{
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
     FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
-    KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, SECTION_ENTRY_LEN, Section, SubspaceMeta,
-    VARIANT_LEN, VERSION, VERSION_FULL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
+    KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta,
+    VARIANT_LEN, VERSION, VERSION_FULL, VERSION_WDL_MODEL, WIN_BY_LOOKAHEAD, open_regular, xxh64,
 };
 use super::{depth_model, model};
 use crate::cache::{BlockCache, Blocks};
@@ -233,6 +233,12 @@ pub(super) fn parse_header(
         });
     }
     let version = LE::read_u32(&bytes[8..]);
+    if RETIRED.contains(&version) {
+        return Err(FormatError::Retired {
+            path: path.to_path_buf(),
+            found: version,
+        });
+    }
     if !(VERSION_FULL..=VERSION).contains(&version) {
         return Err(FormatError::Version {
             path: path.to_path_buf(),
@@ -312,16 +318,16 @@ pub(super) fn parse_header(
         )));
     }
     let wdl = parse_section(path, &h[104..152], KIND_WDL)?;
-    if (wdl.encoding == Encoding::Model) != (version >= 3) {
+    if (wdl.encoding == Encoding::Model) != (version >= VERSION_WDL_MODEL) {
         return Err(corrupt(format!(
             "a version {version} file with a {} WDL section",
             wdl.encoding.name()
         )));
     }
-    // Version 4 is version 3 with a model-coded depth section, which holds the lost
+    // Version 6 is version 5 with a model-coded depth section, which holds the lost
     // slots' distances only.
     let depth_model = depth.is_some_and(|d| d.encoding == Encoding::DepthModel);
-    if depth_model != (version >= 4) || (depth_model && flags & FLAG_LOSS_DEPTHS == 0) {
+    if depth_model != (version >= VERSION) || (depth_model && flags & FLAG_LOSS_DEPTHS == 0) {
         let coding = depth.map_or("no", |d| d.encoding.name());
         return Err(corrupt(format!(
             "a version {version} file with {coding} depth section and flags {flags:#x}"

@@ -4,6 +4,20 @@ use super::pack::*;
 use super::read::*;
 use super::write::*;
 use super::*;
+
+/// Writes `b`, edited by `edit` and with its header checksum fixed up as a writer
+/// would, to `path`, and opens it.
+fn reopen_edited(
+    path: &Path,
+    mut b: Vec<u8>,
+    edit: impl FnOnce(&mut [u8]),
+) -> Result<SubspaceFile, FormatError> {
+    edit(&mut b);
+    let sum = xxh64(&b[..HEADER_CHECKED]);
+    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
+    fs::write(path, &b).unwrap();
+    SubspaceFile::open(path, &Expect::any())
+}
 use crate::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::fs;
@@ -273,18 +287,32 @@ fn wrong_rules_version_subspace_size() {
     let err = SubspaceFile::open(&path, &Expect::exact(meta.fingerprint, 3, 4, n + 1)).unwrap_err();
     assert!(matches!(err, FormatError::Mismatch { .. }), "{err}");
     // Another version, header checksum fixed up as a writer of that version would.
-    let mut b = fs::read(&path).unwrap();
-    LE::write_u32(&mut b[8..], VERSION + 1);
-    let sum = xxh64(&b[..HEADER_CHECKED]);
-    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-    fs::write(&path, &b).unwrap();
-    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    let b = fs::read(&path).unwrap();
+    let err = reopen_edited(&path, b.clone(), |b| {
+        LE::write_u32(&mut b[8..], VERSION + 1)
+    })
+    .unwrap_err();
     assert!(
         matches!(err, FormatError::Version { found, expected, .. } if found == VERSION + 1 && expected == VERSION),
         "{err}"
     );
     let msg = err.to_string();
     assert!(msg.contains("millbase build"), "{msg}");
+    // A retired version (the WDL model without its refiner) says how to write the
+    // file again.
+    for retired in RETIRED {
+        let err =
+            reopen_edited(&path, b.clone(), |b| LE::write_u32(&mut b[8..], retired)).unwrap_err();
+        assert!(
+            matches!(err, FormatError::Retired { found, .. } if found == retired),
+            "{err}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("millbase repack") && msg.contains("millbase pack"),
+            "{msg}"
+        );
+    }
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -345,14 +373,11 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     // A WDL-only header that still names a depth section, or a version 1 file
     // with one section, is refused.
     for (version, entry) in [(VERSION_FLAGS, 0xffu8), (VERSION_FULL, 0)] {
-        let mut b = fs::read(&copy).unwrap();
-        LE::write_u32(&mut b[8..], version);
-        b[160] = entry;
-        let sum = xxh64(&b[..HEADER_CHECKED]);
-        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-        let bad = dir.join("bad.mdb");
-        fs::write(&bad, &b).unwrap();
-        let err = SubspaceFile::open(&bad, &Expect::any()).unwrap_err();
+        let err = reopen_edited(&dir.join("bad.mdb"), fs::read(&copy).unwrap(), |b| {
+            LE::write_u32(&mut b[8..], version);
+            b[160] = entry;
+        })
+        .unwrap_err();
         assert!(matches!(err, FormatError::Corrupt { .. }), "{err}");
     }
     // A damaged WDL section is not copied.
@@ -444,22 +469,15 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
         (&wdl_file, 12),
         (&path, 31),
     ] {
-        let mut b = fs::read(src).unwrap();
-        LE::write_u32(&mut b[202..], flags);
-        let sum = xxh64(&b[..HEADER_CHECKED]);
-        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-        let bad = dir.join("bad.mdb");
-        fs::write(&bad, &b).unwrap();
-        let err = SubspaceFile::open(&bad, &Expect::any()).unwrap_err();
+        let err = reopen_edited(&dir.join("bad.mdb"), fs::read(src).unwrap(), |b| {
+            LE::write_u32(&mut b[202..], flags)
+        })
+        .unwrap_err();
         assert!(matches!(err, FormatError::Corrupt { .. }), "{flags}: {err}");
     }
     // A version 1 file's reserved flag bytes are not read as flags.
-    let mut b = fs::read(&plain).unwrap();
-    LE::write_u32(&mut b[202..], 3);
-    let sum = xxh64(&b[..HEADER_CHECKED]);
-    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-    fs::write(&plain, &b).unwrap();
-    let v1 = SubspaceFile::open(&plain, &Expect::any()).unwrap();
+    let b = fs::read(&plain).unwrap();
+    let v1 = reopen_edited(&plain, b, |b| LE::write_u32(&mut b[202..], 3)).unwrap();
     assert!(!v1.value_dont_cares());
     assert_eq!(v1.read_all().unwrap(), codes);
     fs::remove_dir_all(&dir).unwrap();
@@ -748,21 +766,15 @@ fn model_coded_files_refuse_damage_and_unknown_rules() {
     assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
     // Rules this program does not know (another name, same data) are refused with
     // what to do.
-    let mut b = good.clone();
-    b[16..32].fill(0);
-    b[16..25].copy_from_slice(b"elsewhere");
-    let sum = xxh64(&b[..HEADER_CHECKED]);
-    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-    fs::write(&path, &b).unwrap();
-    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    let err = reopen_edited(&path, good.clone(), |b| {
+        b[16..32].fill(0);
+        b[16..25].copy_from_slice(b"elsewhere");
+    })
+    .unwrap_err();
     assert!(err.to_string().contains("does not know"), "{err}");
     // A version 2 header with a model-coded section is refused.
-    let mut b = good;
-    LE::write_u32(&mut b[8..], VERSION_FLAGS);
-    let sum = xxh64(&b[..HEADER_CHECKED]);
-    LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-    fs::write(&path, &b).unwrap();
-    let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+    let err =
+        reopen_edited(&path, good, |b| LE::write_u32(&mut b[8..], VERSION_FLAGS)).unwrap_err();
     assert!(
         err.to_string().contains("version 2 file with a model"),
         "{err}"
@@ -926,13 +938,11 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
         (VERSION_WDL_MODEL, h.flags),
         (VERSION, FLAG_DECISIVE_DEPTHS),
     ] {
-        let mut b = good.clone();
-        LE::write_u32(&mut b[8..], version);
-        LE::write_u32(&mut b[202..], flags);
-        let sum = xxh64(&b[..HEADER_CHECKED]);
-        LE::write_u64(&mut b[HEADER_CHECKED..], sum);
-        fs::write(&path, &b).unwrap();
-        let err = SubspaceFile::open(&path, &Expect::any()).unwrap_err();
+        let err = reopen_edited(&path, good.clone(), |b| {
+            LE::write_u32(&mut b[8..], version);
+            LE::write_u32(&mut b[202..], flags);
+        })
+        .unwrap_err();
         assert!(
             err.to_string().contains("depth model depth section"),
             "{err}"
@@ -951,9 +961,11 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
 
 /// The contexts both models compute are part of the format: a file written by one
 /// build must decode in every other. Known answers, from the first writer of
-/// format version 4 (stop 30): a digest of every WDL context and of the depth
-/// model's bytes over one block of sectors of the standard game with many stones,
-/// flying sides and stones in hand. A faster context computation must give these.
+/// format version 6 (stop 33; the depth model's from version 4, stop 30): a digest
+/// of every WDL context and jump context, of the WDL block's bytes coded from a
+/// flat prior (the refiner's integer arithmetic), and of the depth model's bytes
+/// over one block of sectors of the standard game with many stones, flying sides
+/// and stones in hand. A faster context computation must give these.
 #[test]
 fn model_contexts_are_those_of_the_format() {
     use super::{depth_model, model};
@@ -993,10 +1005,14 @@ fn model_contexts_are_those_of_the_format() {
             .collect();
         let mut wdl = 0u64;
         let mut seen = vec![0u8; truth.len()];
-        g.walk(b, &mut seen, |i, ctx| {
-            wdl = digest(wdl, ctx as u64);
+        g.walk::<true>(b, &mut seen, |i, ctx, jumps| {
+            wdl = digest(digest(wdl, ctx as u64), jumps as u64);
             truth[i]
         });
+        let flat = model::Model::from_prior(&vec![0u16; model::NODES]);
+        let coded = model::encode_block(&g, b, &truth, &flat);
+        assert_eq!(model::decode_block(&g, b, &coded, &flat), truth);
+        let wdl = coded.iter().fold(wdl, |h, &x| digest(h, x as u64));
         let halves: Vec<u8> = truth
             .iter()
             .filter(|&&t| t == 2)
@@ -1009,11 +1025,11 @@ fn model_contexts_are_those_of_the_format() {
         found.push((k, l, wdl, depth));
     }
     let expected = [
-        (7, 7, 16860717148623110048, 5524862996847061291),
-        (3, 9, 3006794433231951322, 3033197334050838621),
-        (9, 3, 10274534597528881590, 8459331596803282245),
-        (6, 8, 1560593755086370726, 11057008487034697207),
-        (4, 5, 3171469011639842497, 10829177791732854066),
+        (7, 7, 3318865819836240256, 5524862996847061291),
+        (3, 9, 8994214628047913453, 3033197334050838621),
+        (9, 3, 3512581290654500600, 8459331596803282245),
+        (6, 8, 10402992402920523782, 11057008487034697207),
+        (4, 5, 4149474380502039213, 10829177791732854066),
     ];
     assert_eq!(found, expected);
 }

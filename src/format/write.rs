@@ -34,7 +34,7 @@ pub struct WriteOptions {
     pub depth_level: i32,
     /// Packing of the WDL section: [`Encoding::Trits5`] or [`Encoding::Bits2`]
     /// (zstd-compressed, in blocks of `wdl_block` slots), or [`Encoding::Model`]
-    /// (model-coded in blocks of whole classes, format version 3; the metadata
+    /// (model-coded in blocks of whole classes, format version 5; the metadata
     /// must name rules this program knows).
     pub wdl_encoding: Encoding,
     /// Write the WDL section only (a format version 2 file without distances, for
@@ -57,10 +57,10 @@ pub struct WriteOptions {
     /// ([`super::FLAG_LOSS_DEPTHS`], with `decisive_depths`): a win's distance is
     /// found one ply ahead. Off by default (`millbase repack --depths losses`).
     pub loss_depths: bool,
-    /// Model-code the depth section ([`Encoding::DepthModel`], format version 4),
+    /// Model-code the depth section ([`Encoding::DepthModel`], format version 6),
     /// where zstd is not smaller: only with `loss_depths` and a model-coded WDL
     /// section. A sector whose longest loss does not fit the model
-    /// ([`Encoding::HalfU16`]) keeps zstd (and version 3).
+    /// ([`Encoding::HalfU16`]) keeps zstd (and version 5).
     pub depth_model: bool,
 }
 
@@ -381,7 +381,7 @@ fn encode_subspace(
 /// the same header data and the same WDL section, byte for byte (its checksums are
 /// checked first), without the depth section, as format version 2. The WDL section
 /// of a file with value don't-cares follows the WDL rule, so the copy keeps
-/// [`FLAG_WDL_DONT_CARES`]. The copy is version 3 if the WDL section is
+/// [`FLAG_WDL_DONT_CARES`]. The copy is version 5 if the WDL section is
 /// model-coded, else version 2. Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
     let wdl = src.wdl_section_checked()?;
@@ -393,7 +393,7 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     debug_assert_eq!(h.wdl.offset, HEADER_LEN as u64);
     file.extend_from_slice(wdl);
     let head = &mut file[..HEADER_LEN];
-    // The lowest version that describes the copy: version 4 names the depth model.
+    // The lowest version that describes the copy: version 6 names the depth model.
     let version = if h.wdl.encoding == Encoding::Model {
         VERSION_WDL_MODEL
     } else {
