@@ -426,7 +426,7 @@ impl Class {
 }
 
 /// The adaptive probabilities of every node, each `p | n << 16` (`p` the
-/// probability of a 0 bit, `n` how often the node adapted, up to [`LIMIT`]).
+/// probability of a 0 bit, `n` how often the node adapted, up to `LIMIT`, 255).
 #[derive(Clone)]
 pub struct Model {
     pub(super) nodes: Vec<u32>,
