@@ -102,7 +102,6 @@ struct Jumps {
     k: u32,
     l: u32,
     per: u64,
-    idx: &'static Index,
 }
 
 impl Jumps {
@@ -459,12 +458,10 @@ fn main() {
             k,
             l,
             per: idx.per_class(k, l),
-            idx,
         },
         lean,
         blocks,
     };
-    let _ = s.jumps.idx;
     let base_counts = s.counts(110_592, |c, _| c);
     let prior = prior_of(&base_counts);
     let std = Adapt {

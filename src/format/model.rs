@@ -501,22 +501,22 @@ const BUCKETS: usize = 33;
 /// and node kind (decisive, loss), a curve mapping the model's probability to a
 /// better one, learnt as the block is coded. Every block starts from the identity.
 #[derive(Clone)]
-pub(super) struct Refiner {
+struct Refiner {
     /// `JUMP_CONTEXTS · 2` rows of [`BUCKETS`] probabilities of a 0 bit (2^-16 units).
     rows: Vec<u16>,
 }
 
 /// A refined probability and where the refiner read it, to learn from its bit.
 #[derive(Clone, Copy)]
-pub(super) struct Refined {
+struct Refined {
     /// The probability of a 0 bit to code with (2^-16 units).
-    pub(super) p: u32,
+    p: u32,
     at: usize,
     w: u32,
 }
 
 impl Refiner {
-    pub(super) fn new() -> Refiner {
+    fn new() -> Refiner {
         let row = SQUASH_POINTS.map(|p| p << 4);
         Refiner {
             rows: row.repeat(JUMP_CONTEXTS * 2),
@@ -527,7 +527,7 @@ impl Refiner {
     /// decisive, 1 loss) refined in jump context `jumps`: a quarter the model's,
     /// three quarters the curve's at `p`'s stretch, interpolated.
     #[inline]
-    pub(super) fn refine(&self, p: u32, jumps: usize, node: usize) -> Refined {
+    fn refine(&self, p: u32, jumps: usize, node: usize) -> Refined {
         let s = (STRETCH[(p >> 4) as usize] as i32 + 2048) as u32;
         let (lo, w) = ((s >> 7) as usize, s & 127);
         let at = (jumps * 2 + node) * BUCKETS + lo;
@@ -542,7 +542,7 @@ impl Refiner {
     /// Moves the two entries `r` read toward `bit`, each by an eighth of the way
     /// times its share of the interpolation.
     #[inline]
-    pub(super) fn learn(&mut self, r: Refined, bit: bool) {
+    fn learn(&mut self, r: Refined, bit: bool) {
         let target = if bit { 0 } else { ONE as i32 - 1 };
         for (i, share) in [(r.at, 128 - r.w), (r.at + 1, r.w)] {
             let e = self.rows[i] as i32;
