@@ -574,7 +574,11 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
         let (bytes, _) = wdl_bytes(&out, &sectors);
         assert!(bytes <= zstd_bytes + 24 * sectors.len() as u64, "{name}");
         probes_equal(game4(), &out, &sectors, 1, 13);
-        verify_clean(&out, 4, None);
+        // Every slot's probe equals the original's (which `verify` passes), so
+        // `verify` of the files themselves is run once, on the fill that ships.
+        if fill.is_some() {
+            verify_clean(&out, 4, None);
+        }
         let again = repack(game4(), idx, &opts, |_| {}).unwrap();
         assert!(again.iter().all(|r| r.kept));
         let packed = temp(&format!("g4-model-pack-{name}"));
@@ -617,9 +621,10 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     assert_eq!(models, some.len());
     assert!(after * 4 < before * 3, "{after} {before}");
     probes_equal(game5(), &dir, &some, 1, 97);
-    for &s in &some {
-        verify_clean(&dir, 5, Some(s));
-    }
+    // `verify` reads the model-coded files of both phases (every probe above
+    // already equals the original's).
+    verify_clean(&dir, 5, Some(some[0]));
+    verify_clean(&dir, 5, Some(some[2]));
     same_perfect_games(game5(), &dir);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -688,7 +693,10 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
         }
         drop(tb);
         probes_equal(game4(), &out, &sectors, 1, 13);
-        verify_clean(&out, 4, None);
+        // As above: `verify` once, on the fill that ships.
+        if fill == Some(Fill::Model) {
+            verify_clean(&out, 4, None);
+        }
         let again = repack(game4(), idx, &opts, |_| {}).unwrap();
         assert!(again.iter().all(|r| r.kept));
         // zstd depths asked for again are another file: rewritten, not kept.
@@ -765,9 +773,9 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     let (model_bytes, _) = depth_of(&mdir, &some);
     assert!(model_bytes <= zstd_bytes + 24 * some.len() as u64);
     probes_equal(game5(), &mdir, &some, 1, 97);
-    for &s in &some {
-        verify_clean(&mdir, 5, Some(s));
-    }
+    // One sector of each phase, the ones with the most lost slots' distances.
+    verify_clean(&mdir, 5, Some(some[1]));
+    verify_clean(&mdir, 5, Some(some[5]));
     same_perfect_games(game5(), &mdir);
     std::fs::remove_dir_all(&zdir).unwrap();
     std::fs::remove_dir_all(&mdir).unwrap();
