@@ -582,15 +582,13 @@ impl WdlCoder {
     }
 
     /// The trit among `allowed` (bit `t` set: trit `t` allowed; not 0) that is
-    /// likeliest in context `ctx` and jump context `jumps` (the lowest trit among
-    /// equals), with the probabilities it is coded with.
+    /// likeliest (the lowest trit among equals) under the refined probabilities
+    /// it is coded with: `draw` of a draw, `win` of a win given a decisive result.
     #[inline]
-    fn likeliest(&self, ctx: usize, jumps: usize, allowed: u8) -> u8 {
+    fn likeliest(draw: u32, win: u32, allowed: u8) -> u8 {
         if allowed.is_power_of_two() {
             return allowed.trailing_zeros() as u8;
         }
-        let draw = self.p(ctx, jumps, 0).p;
-        let win = self.p(ctx, jumps, 1).p;
         // In units of 2^-32: draw, win, loss.
         let p = [
             (draw as u64) << 16,
@@ -732,14 +730,15 @@ pub fn encode_block_choosing(
     let mut enc = Encoder::new();
     let mut stored = vec![0u8; allowed.len()];
     g.walk::<true>(b, &mut stored, |i, ctx, jumps| {
-        let t = coder.likeliest(ctx, jumps, allowed[i]);
-        let r = coder.p(ctx, jumps, 0);
-        enc.bit(r.p, t != 0);
-        coder.learn(ctx, 0, r, t != 0);
+        // The two nodes' model entries and refiner rows are apart, so learning
+        // the first bit leaves the second's probability as it was read here.
+        let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
+        let t = WdlCoder::likeliest(first.p, second.p, allowed[i]);
+        enc.bit(first.p, t != 0);
+        coder.learn(ctx, 0, first, t != 0);
         if t != 0 {
-            let r = coder.p(ctx, jumps, 1);
-            enc.bit(r.p, t == 2);
-            coder.learn(ctx, 1, r, t == 2);
+            enc.bit(second.p, t == 2);
+            coder.learn(ctx, 1, second, t == 2);
         }
         t
     });
