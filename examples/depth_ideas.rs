@@ -19,8 +19,8 @@
 //! - `draws = prev 2^B lN`: every slot kept, a draw's byte the previous slot's (a
 //!   reader that ignores a draw's depth entry needs no count of decisive slots).
 
-use millbase::format::{Expect, SubspaceFile};
-use millbase::value::Value;
+use millbase::rules::value::Value;
+use millbase::table::format::{Expect, SubspaceFile};
 use std::path::Path;
 
 fn zsize(raw: &[u8], level: i32) -> usize {

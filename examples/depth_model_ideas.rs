@@ -13,11 +13,11 @@
 //! measures the format's contexts alone and mixed (logistic mixing, learning
 //! rate `LR`) with a second model of other features.
 
-use millbase::format::{Expect, SubspaceFile};
-use millbase::index::{Index, first_subset, next_subset, pdep};
-use millbase::position::points;
 use millbase::rules::Rules;
-use millbase::value::Value;
+use millbase::rules::position::points;
+use millbase::rules::value::Value;
+use millbase::table::format::{Expect, SubspaceFile};
+use millbase::table::index::{Index, first_subset, next_subset, pdep};
 use std::path::Path;
 
 const NONE: u8 = 255;

@@ -22,8 +22,8 @@
 //! much of each sector that is. The totals weigh each sector by its slots.
 
 use millbase::mix::SplitMix;
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use std::time::Instant;
 
 /// Counts of the classes, in the order of the module doc.

@@ -27,9 +27,9 @@
 //!   (with the depth of the previous slot of that result).
 
 use millbase::Value;
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
-use millbase::value::Wdl;
+use millbase::rules::value::Wdl;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use std::time::Instant;
 
 const WDL_BLOCK: usize = 1 << 20;

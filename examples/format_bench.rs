@@ -28,14 +28,14 @@
 //!
 //! Figures are medians of a few runs where timing matters.
 
-use millbase::format::{
+use millbase::rules::value::Counts;
+use millbase::table::dir::manifest::file_name;
+use millbase::table::format::{
     Encoding, Expect, SubspaceFile, SubspaceMeta, WriteOptions, write_subspace_with,
 };
-use millbase::index::Index;
-use millbase::manifest::file_name;
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
-use millbase::value::Counts;
+use millbase::table::index::Index;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Color, Position, Rules, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -310,7 +310,7 @@ fn decode(args: &[String]) {
         .build()
         .unwrap();
     for name in &args[1..] {
-        let s = millbase::sector::Sector::parse(name).expect("SECTOR: K-L or K-L-HK-HL");
+        let s = millbase::table::sector::Sector::parse(name).expect("SECTOR: K-L or K-L-HK-HL");
         let f = tb.sector_file(s).unwrap();
         let h = f.header();
         let runs: Vec<f64> = (0..3)

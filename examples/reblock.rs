@@ -10,7 +10,7 @@
 //! new file back and checks every code against the original, and skips files that
 //! `DST` already has (so a stopped run resumes).
 
-use millbase::format::{Expect, SubspaceFile, WriteOptions, write_subspace_with};
+use millbase::table::format::{Expect, SubspaceFile, WriteOptions, write_subspace_with};
 use std::path::PathBuf;
 use std::time::Instant;
 

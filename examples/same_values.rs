@@ -9,7 +9,7 @@
 //!
 //! Prints one line per file and a total; exits with status 1 if any file differs or
 //! is missing from the second directory.
-use millbase::format::{Expect, SubspaceFile};
+use millbase::table::format::{Expect, SubspaceFile};
 use std::path::{Path, PathBuf};
 
 fn codes(path: &Path) -> Result<Vec<u16>, String> {

@@ -1,8 +1,8 @@
 //! Prints the index size of every subspace pair of the standard game, in build order,
 //! then of every placement sector, by ply: `cargo run --release --example sizes`.
-use millbase::build::{Selection, plan, subspaces};
-use millbase::index::Index;
-use millbase::sector::Sector;
+use millbase::table::build::{Selection, plan, subspaces};
+use millbase::table::index::Index;
+use millbase::table::sector::Sector;
 
 fn main() {
     let idx = Index::standard();

@@ -27,12 +27,12 @@ mod sampling;
 #[path = "common/scale.rs"]
 mod scale;
 
-use millbase::engine::eval::{Eval, named};
-use millbase::engine::net::{HIDDEN, INPUTS, Inputs, Net, TERM_BASE, inputs};
 use millbase::mix::{SplitMix, splitmix64};
-use millbase::position::{Color, Position};
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
+use millbase::rules::position::{Color, Position};
+use millbase::search::engine::eval::{Eval, named};
+use millbase::search::engine::net::{HIDDEN, INPUTS, Inputs, Net, TERM_BASE, inputs};
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Rules, Wdl};
 use rayon::prelude::*;
 use std::collections::HashSet;

@@ -23,12 +23,12 @@ mod sampling;
 #[path = "common/scale.rs"]
 mod scale;
 
-use millbase::engine::eval::{
+use millbase::mix::splitmix64;
+use millbase::search::engine::eval::{
     SidePhase, TERMS, TERMS_PER_PHASE, WEIGHTS, Weights, flatten, side_phase, terms,
 };
-use millbase::mix::splitmix64;
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Rules, Wdl};
 use rayon::prelude::*;
 use std::fmt::Write as _;

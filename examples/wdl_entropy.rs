@@ -14,7 +14,7 @@
 //! `millbase build` writes them), computes features of the position (mills,
 //! mobility, blocked stones, threats, the best result of a capturing ply, the
 //! results of the earlier neighbours in the same class: see `feat`) and asks
-//! the crate's own don't-care rule ([`millbase::dontcare::wdl_freedom`]) what the
+//! the crate's own don't-care rule ([`millbase::table::pack::dontcare::wdl_freedom`]) what the
 //! slot could store in a WDL section with don't-cares.
 //!
 //! It prints, in bits per slot:
@@ -51,13 +51,13 @@
 //! need the position only.
 
 use feat::*;
-use millbase::dontcare::{Freedom, wdl_freedom};
-use millbase::engine::eval::features;
 use millbase::mix::SplitMix;
-use millbase::position::points;
-use millbase::probe::{ProbeError, Tablebase};
-use millbase::sector::Sector;
-use millbase::value::Wdl;
+use millbase::rules::position::points;
+use millbase::rules::value::Wdl;
+use millbase::search::engine::eval::features;
+use millbase::table::pack::dontcare::{Freedom, wdl_freedom};
+use millbase::table::probe::{ProbeError, Tablebase};
+use millbase::table::sector::Sector;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;

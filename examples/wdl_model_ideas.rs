@@ -21,13 +21,13 @@
 //! - `mix`: the base model and a second model (every stone's jump context, the
 //!   slide neighbours' count and the previous result) mixed in the logistic
 //!   domain by weights learnt per block.
-use millbase::format::model::Geometry;
-use millbase::index::{Index, first_subset, next_subset};
-use millbase::layout::open_finished_sector;
-use millbase::probe::Tablebase;
 use millbase::rules::Bits;
-use millbase::sector::Sector;
-use millbase::value::Value;
+use millbase::rules::value::Value;
+use millbase::table::dir::open_finished_sector;
+use millbase::table::format::model::Geometry;
+use millbase::table::index::{Index, first_subset, next_subset};
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use rayon::prelude::*;
 use std::path::Path;
 

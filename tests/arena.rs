@@ -4,13 +4,13 @@
 //! One database of every pair with at most nine stones is built for the whole file.
 
 use millbase::Rules;
-use millbase::arena::{self, ArenaConfig, GameRecord, Side};
-use millbase::build::{BuildOptions, Selection, build};
-use millbase::engine::Endgame;
-use millbase::fen::{self, Counters};
-use millbase::position::{Color, Position};
-use millbase::probe::Tablebase;
-use millbase::value::{Value, Wdl};
+use millbase::play::arena::{self, ArenaConfig, GameRecord, Side};
+use millbase::rules::fen::{self, Counters};
+use millbase::rules::position::{Color, Position};
+use millbase::rules::value::{Value, Wdl};
+use millbase::search::engine::Endgame;
+use millbase::table::build::{BuildOptions, Selection, build};
+use millbase::table::probe::Tablebase;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -238,7 +238,7 @@ fn a_missing_subspace_is_an_error_naming_it() {
 fn the_perfect_player_plays_placement_through_the_opening_search() {
     let r = rules();
     // Four stones each in hand on an empty board: every leaf has at most 8 stones.
-    let (start, _) = millbase::fen::parse(
+    let (start, _) = millbase::rules::fen::parse(
         r,
         "********/********/******** w p p 0 4 0 4 0 0 -1 -1 -1 -1 0 0 1",
     )
@@ -426,7 +426,7 @@ fn the_protocol_engine_reads_the_databases() {
         .lines()
         .find_map(|l| l.strip_prefix("bestmove "))
         .unwrap();
-    let ply = millbase::notation::parse_ply(rules(), &pos, best).unwrap();
+    let ply = millbase::rules::notation::parse_ply(rules(), &pos, best).unwrap();
     let tb = tablebase();
     let after = pos.after(rules(), ply);
     let got = if after.material(after.to_move) < 3 {
@@ -484,7 +484,7 @@ fn first_placements_play_every_first_placement_with_both_colours_each_round() {
         assert_eq!(opening.len(), 1, "{r}");
         let ply = opening[0].as_str().unwrap().to_string();
         let pos = Position::start(rules());
-        millbase::notation::parse_ply(rules(), &pos, &ply).unwrap();
+        millbase::rules::notation::parse_ply(rules(), &pos, &ply).unwrap();
         seen.entry(ply).or_default()[usize::from(r["white"] == "B")] += 1;
     }
     assert_eq!(seen.len(), 24, "{seen:?}");
@@ -573,7 +573,8 @@ fn lost_games_name_the_losers_first_blunder_and_blunders_are_counted_per_game() 
         for (i, m) in r["moves"].as_array().unwrap().iter().enumerate() {
             let here = *game.position();
             let side = usize::from((here.to_move == Color::White) != a_white);
-            let ply = millbase::notation::parse_ply(rules(), &here, m.as_str().unwrap()).unwrap();
+            let ply =
+                millbase::rules::notation::parse_ply(rules(), &here, m.as_str().unwrap()).unwrap();
             let moves = tb.moves(&here).unwrap();
             let value = |p| moves.iter().find(|m| m.0 == p).unwrap().1.wdl();
             if value(ply) < moves[0].1.wdl() {
@@ -638,7 +639,7 @@ fn strict_and_trap_perfect_players_choose_as_named() {
                 let a_white = rec.white == Side::A;
                 for m in &rec.moves {
                     let here = *game.position();
-                    let ply = millbase::notation::parse_ply(rules(), &here, m).unwrap();
+                    let ply = millbase::rules::notation::parse_ply(rules(), &here, m).unwrap();
                     let moves = tb.moves(&here).unwrap();
                     let mine = (here.to_move == Color::White) == a_white;
                     if mine && spec == "perfect:strict" {

@@ -2,12 +2,12 @@
 //! stored value recomputed from its successors), published facts, determinism, and
 //! faults: corrupt, truncated and foreign files, missing subspaces, a killed build.
 
-use millbase::build::{BuildOptions, Selection, build, open_checked};
-use millbase::format::FormatError;
-use millbase::index::Index;
-use millbase::manifest::{Manifest, file_name};
-use millbase::probe::{ProbeError, Tablebase};
-use millbase::{Color, Position, Rules, Value, verify};
+use millbase::table::build::{BuildOptions, Selection, build, open_checked};
+use millbase::table::dir::manifest::{Manifest, file_name};
+use millbase::table::format::FormatError;
+use millbase::table::index::Index;
+use millbase::table::probe::{ProbeError, Tablebase};
+use millbase::{Color, Position, Rules, Value, table::verify};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -148,7 +148,7 @@ fn files_of_other_rules_or_versions_are_refused() {
     // Another rule set: change the fingerprint and re-seal the header checksum.
     let mut bytes = original.clone();
     bytes[48] ^= 1;
-    let sum = millbase::format::xxh64(&bytes[..248]);
+    let sum = millbase::table::format::xxh64(&bytes[..248]);
     bytes[248..256].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
     let err = open_checked(&dir, Index::standard(), 3, 3).unwrap_err();
@@ -156,7 +156,7 @@ fn files_of_other_rules_or_versions_are_refused() {
     // Another format version.
     let mut bytes = original;
     bytes[8] = 99;
-    let sum = millbase::format::xxh64(&bytes[..248]);
+    let sum = millbase::table::format::xxh64(&bytes[..248]);
     bytes[248..256].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
     let err = open_checked(&dir, Index::standard(), 3, 3).unwrap_err();
@@ -182,9 +182,13 @@ fn a_missing_subspace_is_named() {
     // verify of a pair whose capture targets are missing says which file.
     std::fs::copy(nine().join("5-4.mdb"), dir.join("5-4.mdb")).unwrap();
     std::fs::copy(nine().join("4-5.mdb"), dir.join("4-5.mdb")).unwrap();
-    let err = verify::check(&dir, idx, Some(millbase::sector::Sector::moving(5, 4)))
-        .unwrap_err()
-        .to_string();
+    let err = verify::check(
+        &dir,
+        idx,
+        Some(millbase::table::sector::Sector::moving(5, 4)),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("3-5.mdb") || err.contains("4-4.mdb"), "{err}");
 }
 
@@ -212,7 +216,7 @@ fn a_killed_build_resumes_cleanly() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if let Some(stem) = name.strip_suffix(".mdb") {
-            let (k, l) = millbase::manifest::parse_subspace(stem).unwrap();
+            let (k, l) = millbase::table::dir::manifest::parse_subspace(stem).unwrap();
             open_checked(&dir, idx, k, l).unwrap();
         }
     }
@@ -229,7 +233,13 @@ fn a_killed_build_resumes_cleanly() {
             .extension()
             .is_some_and(|x| x == "tmp"))
     );
-    for c in verify::check(&dir, idx, Some(millbase::sector::Sector::moving(5, 4))).unwrap() {
+    for c in verify::check(
+        &dir,
+        idx,
+        Some(millbase::table::sector::Sector::moving(5, 4)),
+    )
+    .unwrap()
+    {
         assert_eq!(c.mismatches, 0);
     }
     let tb = Tablebase::open(&dir).unwrap();
@@ -259,7 +269,7 @@ fn a_pair_that_cannot_fit_is_refused_before_starting() {
 
 #[test]
 fn probing_the_files_gives_the_builders_in_memory_values() {
-    use millbase::build::{plan, solve_pair};
+    use millbase::table::build::{plan, solve_pair};
     use std::collections::HashMap;
     let idx = Index::standard();
     let tb = Tablebase::open(nine()).unwrap();

@@ -2,10 +2,10 @@
 //! every answer, limits, the transposition table, and exact values from an
 //! [`Endgame`] taking over from the search.
 
-use millbase::engine::score::{MATE, from_value};
-use millbase::engine::{Algorithm, Endgame, Engine, EngineConfig, Limits, SearchResult};
 use millbase::mix::SplitMix;
-use millbase::position::Phase;
+use millbase::rules::position::Phase;
+use millbase::search::engine::{Algorithm, Endgame, Engine, EngineConfig, Limits, SearchResult};
+use millbase::search::score::{MATE, from_value};
 use millbase::{Color, Game, Ply, Position, Rules, Value};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -286,7 +286,7 @@ fn repetition_scores_as_a_draw() {
         set("a1 g7 c5 e3"),
         set("b2 b6 f6 f2 d3 d5 c4"),
     );
-    let back = millbase::notation::parse_ply(r, &pos, "a1-a4").unwrap();
+    let back = millbase::rules::notation::parse_ply(r, &pos, "a1-a4").unwrap();
     let earlier = pos.after(r, back);
     let without = search(&mut engine(Algorithm::Pvs), &pos, depth(1));
     assert!(without.score < -100, "{}", without.score);
@@ -317,11 +317,11 @@ fn covered_nodes_take_exact_values() {
     // Placement-free middle game: White can capture with d7-a7, but the fake
     // database says the quiet g1-g4 leaves Black lost in 6 plies.
     let pos = Position::moving(Color::White, set("a1 a4 d7 g1 f6"), set("c3 e5 f2 d1 b4"));
-    let quiet = millbase::notation::parse_ply(r, &pos, "g1-g4").unwrap();
+    let quiet = millbase::rules::notation::parse_ply(r, &pos, "g1-g4").unwrap();
     let target = pos.after(r, quiet);
     let fake: Arc<dyn Endgame> = Arc::new(OnePosition(target, Value::Loss(6)));
     // (The premise is the tuned weights' view at depth 2.)
-    let tuned = millbase::engine::eval::named("tuned").unwrap().1;
+    let tuned = millbase::search::engine::eval::named("tuned").unwrap().1;
     let mut plain_engine = engine(Algorithm::Pvs);
     plain_engine.set_eval(tuned);
     let plain = search(&mut plain_engine, &pos, depth(2));

@@ -4,12 +4,12 @@
 //! tables value them, and runs repeat for a seed with any number of threads.
 
 use millbase::Rules;
-use millbase::arena::PlayerSpec;
-use millbase::arena::exam::{self, ExamConfig, Question};
-use millbase::build::{BuildOptions, BuildPhase, Selection, build};
-use millbase::position::Position;
-use millbase::probe::Tablebase;
-use millbase::value::Wdl;
+use millbase::play::arena::PlayerSpec;
+use millbase::play::arena::exam::{self, ExamConfig, Question};
+use millbase::rules::position::Position;
+use millbase::rules::value::Wdl;
+use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::table::probe::Tablebase;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -176,7 +176,7 @@ fn the_command_reports_as_json_and_refuses_a_directory_without_placement() {
     assert_eq!((blunders(0), blunders(1)), (0, random));
     for l in &lines {
         let game = millbase::Game::parse(rules(), l["game"].as_str().unwrap()).unwrap();
-        let fen = millbase::fen::format(rules(), game.position(), game.counters);
+        let fen = millbase::rules::fen::format(rules(), game.position(), game.counters);
         assert_eq!(l["fen"].as_str().unwrap(), fen);
         assert!(!l["traps"].as_array().unwrap().is_empty());
     }

@@ -3,12 +3,12 @@
 //! belong, error text, impossible input, lazy allocation, mutated FENs, and one
 //! `Tablebase` probed from many threads at once.
 
-use millbase::build::file_name;
-use millbase::format::xxh64;
-use millbase::index::Index;
-use millbase::manifest::Manifest;
-use millbase::probe::Tablebase;
-use millbase::{Color, Game, Position, Rules, fen};
+use millbase::table::build::file_name;
+use millbase::table::dir::manifest::Manifest;
+use millbase::table::format::xxh64;
+use millbase::table::index::Index;
+use millbase::table::probe::Tablebase;
+use millbase::{Color, Game, Position, Rules, rules::fen};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;

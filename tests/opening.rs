@@ -2,11 +2,11 @@
 //! placement positions whose leaves lie in small subspaces; bounds with missing
 //! databases; saved values; the `probe`/`analyze` JSON of the binary.
 
-use millbase::build::{BuildOptions, Selection, build};
-use millbase::opening::{Opening, OpeningOptions};
-use millbase::probe::Tablebase;
 use millbase::rules::Bits;
-use millbase::{Color, Position, Rules, Value, fen};
+use millbase::search::opening::{Opening, OpeningOptions};
+use millbase::table::build::{BuildOptions, Selection, build};
+use millbase::table::probe::Tablebase;
+use millbase::{Color, Position, Rules, Value, rules::fen};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -149,7 +149,7 @@ fn pending_removal_roots_and_sequential_search() {
             half.make(
                 rules,
                 millbase::Ply {
-                    remove: millbase::position::NONE,
+                    remove: millbase::rules::position::NONE,
                     ..ply
                 },
             );
@@ -225,7 +225,7 @@ fn saved_values_are_read_back() {
     for (p, v) in positions.iter().zip(values) {
         assert_eq!(again.value(p).unwrap(), v);
     }
-    std::fs::remove_file(small_db().join(millbase::opening::SAVED_FILE)).unwrap();
+    std::fs::remove_file(small_db().join(millbase::search::opening::SAVED_FILE)).unwrap();
 }
 
 fn fen_of(pos: &Position) -> String {

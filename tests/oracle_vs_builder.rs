@@ -244,7 +244,7 @@ fn oracle_published_facts() {
 /// the oracle's.
 #[test]
 fn builder_agrees_with_oracle() {
-    use millbase::build::{BuildOptions, Selection, build};
+    use millbase::table::build::{BuildOptions, Selection, build};
     use millbase::{Color, Position, Value};
     use rayon::prelude::*;
 
@@ -258,7 +258,7 @@ fn builder_agrees_with_oracle() {
         quiet: true,
     };
     build(millbase::Rules::standard(), &opts).expect("build 3-3, 3-4, 4-3");
-    let tb = millbase::probe::Tablebase::open(&dir).expect("open the database");
+    let tb = millbase::table::probe::Tablebase::open(&dir).expect("open the database");
     let o = oracle();
     let mut failures = Vec::new();
     for (k, l) in [(3, 3), (3, 4), (4, 3)] {

@@ -3,9 +3,9 @@
 //! cells, its own mill test and removal rule, positions copied rather than undone.
 //! Nothing of the crate's rules tables or move generation is used by it.
 
-use millbase::fen;
-use millbase::notation::format_ply;
-use millbase::perft::perft;
+use millbase::rules::fen;
+use millbase::rules::notation::format_ply;
+use millbase::rules::perft::perft;
 use millbase::{Position, Rules};
 use std::collections::BTreeSet;
 use std::sync::OnceLock;

@@ -5,18 +5,18 @@
 //! arena's perfect player plays the same games; a repack in place resumes, and a
 //! file that would not give the original's values is never installed.
 
-use millbase::arena::{self, ArenaConfig, Openings};
-use millbase::build::{BuildOptions, BuildPhase, Selection, build};
-use millbase::dontcare::Fill;
-use millbase::format::{
+use millbase::play::arena::{self, ArenaConfig, Openings};
+use millbase::rules::value::Wdl;
+use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::table::format::{
     Encoding, FormatError, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, write_subspace_with,
 };
-use millbase::index::Index;
-use millbase::pack::{PackOptions, pack_wdl_only};
-use millbase::probe::Tablebase;
-use millbase::repack::{RepackError, RepackOptions, check_repacked, repack};
-use millbase::sector::Sector;
-use millbase::value::Wdl;
+use millbase::table::index::Index;
+use millbase::table::pack::dontcare::Fill;
+use millbase::table::pack::repack::{RepackError, RepackOptions, check_repacked, repack};
+use millbase::table::pack::{PackOptions, pack_wdl_only};
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Rules, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -128,7 +128,7 @@ fn all_sectors(dir: &Path) -> Vec<Sector> {
 }
 
 fn verify_clean(dir: &Path, n: u32, only: Option<Sector>) {
-    let checks = millbase::verify::check(dir, Index::for_rules(rules(n)), only).unwrap();
+    let checks = millbase::table::verify::check(dir, Index::for_rules(rules(n)), only).unwrap();
     assert!(!checks.is_empty());
     for c in &checks {
         assert_eq!(c.mismatches, 0, "{}: {:?}", c.sector, c.examples.first());
@@ -284,7 +284,9 @@ fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
     );
     probes_equal(game4(), &dir, &all_sectors(game4()), 3, 101);
     // The manifest says version 2 and the new sizes.
-    let m = millbase::manifest::Manifest::load(&dir).unwrap().unwrap();
+    let m = millbase::table::dir::manifest::Manifest::load(&dir)
+        .unwrap()
+        .unwrap();
     assert_eq!(m.format_version, 2);
     let tb = Tablebase::open(&dir).unwrap();
     for e in &m.subspaces {

@@ -1,9 +1,9 @@
 //! Property tests of the rules core: make/undo, symmetries, FEN and ply notation
 //! round trips, and the board data of RULES.md.
 
-use millbase::fen::{self, Counters};
-use millbase::notation::{format_ply, parse_ply, parse_ply_syntax};
-use millbase::position::{NONE, Phase, points};
+use millbase::rules::fen::{self, Counters};
+use millbase::rules::notation::{format_ply, parse_ply, parse_ply_syntax};
+use millbase::rules::position::{NONE, Phase, points};
 use millbase::{Color, Game, Ply, Position, Rules};
 use proptest::prelude::*;
 use std::collections::BTreeSet;

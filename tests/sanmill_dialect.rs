@@ -4,7 +4,7 @@
 //! `info string` naming them otherwise.
 
 use millbase::Rules;
-use millbase::notation::parse_ply;
+use millbase::rules::notation::parse_ply;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -151,7 +151,7 @@ fn go_topn_ranks_the_root_moves_before_the_closing_line() {
         .position()
         .legal_plies(Rules::standard())
         .iter()
-        .map(|&p| millbase::protocol::server::sanmill_token(Rules::standard(), p))
+        .map(|&p| millbase::play::protocol::server::sanmill_token(Rules::standard(), p))
         .collect();
     assert!(tokens.iter().all(|t| legal.contains(&t.to_string())));
     let mut distinct = tokens.clone();

@@ -4,7 +4,7 @@
 //! 404 naming the build command, a search past its caps a 503; and a bounded load
 //! test (50 clients, 4,000 requests) has no errors and prints p50/p99.
 
-use millbase::notation::format_ply;
+use millbase::rules::notation::format_ply;
 use millbase::{Game, Position, Rules};
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader, Read, Write};

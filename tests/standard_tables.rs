@@ -7,9 +7,9 @@
 //! MILLBASE_DB=~/millbase-db cargo test --release --test standard_tables -- --ignored --nocapture
 //! ```
 
-use millbase::opening::{Opening, OpeningOptions};
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
+use millbase::search::opening::{Opening, OpeningOptions};
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Position, Rules};
 use std::path::PathBuf;
 use std::time::Instant;

@@ -5,7 +5,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use millbase::notation::parse_ply;
+use millbase::rules::notation::parse_ply;
 use millbase::{Game, Rules};
 
 struct Session {

@@ -2,15 +2,15 @@
 //! the full one does, on the whole reduced game (`standard-4`, both phases), refuses
 //! every distance with a clear error, resumes, and never writes into its source.
 
-use millbase::build::{BuildOptions, BuildPhase, Selection, build};
-use millbase::derived::derive;
-use millbase::engine::Endgame;
-use millbase::engine::endgame::nominal;
-use millbase::format::{Encoding, FormatError};
-use millbase::index::Index;
-use millbase::pack::{PackError, PackOptions, pack_wdl_only};
-use millbase::probe::{ProbeError, Tablebase};
-use millbase::sector::Sector;
+use millbase::search::engine::Endgame;
+use millbase::search::engine::endgame::nominal;
+use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::table::format::{Encoding, FormatError};
+use millbase::table::index::Index;
+use millbase::table::pack::derived::derive;
+use millbase::table::pack::{PackError, PackOptions, pack_wdl_only};
+use millbase::table::probe::{ProbeError, Tablebase};
+use millbase::table::sector::Sector;
 use millbase::{Position, Rules};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -192,7 +192,7 @@ fn every_wdl_probe_equals(out: &Path) {
         let wdl = pack.probe_wdl(pos).unwrap();
         assert_eq!(wdl, value.wdl(), "{pos:?}");
         assert_eq!(full.probe_wdl(pos).unwrap(), wdl);
-        if !pos.pending_removal && pos.phase() == millbase::position::Phase::Moving {
+        if !pos.pending_removal && pos.phase() == millbase::rules::position::Phase::Moving {
             let (own, opp) = (pos.own(), pos.opp());
             assert_eq!(pack.probe_wdl_sets(own, opp).unwrap(), wdl);
         }

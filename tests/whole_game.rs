@@ -5,12 +5,12 @@
 
 mod oracle;
 
-use millbase::build::{BuildOptions, BuildPhase, Selection, build, open_sector};
-use millbase::index::Index;
-use millbase::opening::{Opening, OpeningOptions};
-use millbase::probe::{ProbeError, Tablebase};
-use millbase::sector::Sector;
-use millbase::{Position, Rules, Value, verify};
+use millbase::search::opening::{Opening, OpeningOptions};
+use millbase::table::build::{BuildOptions, BuildPhase, Selection, build, open_sector};
+use millbase::table::index::Index;
+use millbase::table::probe::{ProbeError, Tablebase};
+use millbase::table::sector::Sector;
+use millbase::{Position, Rules, Value, table::verify};
 use oracle::placement::{Placement, Val};
 use oracle::{Board, Oracle};
 use rayon::prelude::*;
@@ -228,19 +228,19 @@ fn verify_checks_placement_sectors_and_finds_a_wrong_value() {
     codes[i] = 0;
     // The header's counts, with the longest win and loss of the changed codes (the
     // writer checks those against the codes).
-    let changed = millbase::value::Counts::of_codes(&codes);
-    let meta = millbase::format::SubspaceMeta {
+    let changed = millbase::rules::value::Counts::of_codes(&codes);
+    let meta = millbase::table::format::SubspaceMeta {
         k: 2,
         l: 2,
         hands: [1, 1],
-        counts: millbase::value::Counts {
+        counts: millbase::rules::value::Counts {
             longest_win: changed.longest_win,
             longest_loss: changed.longest_loss,
             ..h.meta.counts
         },
         ..h.meta
     };
-    millbase::format::write_subspace(&dir.join(s.file_name()), &meta, &codes).unwrap();
+    millbase::table::format::write_subspace(&dir.join(s.file_name()), &meta, &codes).unwrap();
     let check = verify::check(&dir, idx, Some(s)).unwrap();
     assert!(check[0].mismatches >= 1, "the changed slot is found");
     let _ = std::fs::remove_dir_all(&dir);
@@ -364,7 +364,7 @@ fn the_worked_example_of_the_format_page() {
     let mapped = rules.map(c.sym as usize, pos.opp());
     assert_eq!(mapped, 0x5_0000);
     assert_eq!(
-        millbase::index::pext(mapped, rules.all() & !c.rep),
+        millbase::table::index::pext(mapped, rules.all() & !c.rep),
         0x1_4000
     );
     assert_eq!(idx.per_class(2, 2), 231);

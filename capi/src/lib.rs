@@ -1,4 +1,4 @@
-//! The C ABI of millbase's probe library ([`millbase::probe::Tablebase`]): open a
+//! The C ABI of millbase's probe library ([`millbase::table::probe::Tablebase`]): open a
 //! database directory, value positions of both phases, list every legal ply with its
 //! value, pick a best ply. The header is `capi/millbase.h`, generated from this
 //! crate by cbindgen (`capi/tests/header.rs` checks that it is current).
@@ -23,7 +23,7 @@ mod types;
 pub use status::{mb_last_error, mb_status, mb_status_name};
 pub use types::{MB_NONE, MB_PLY_TEXT, mb_move, mb_position, mb_value, mb_wdl};
 
-use millbase::probe::Tablebase;
+use millbase::table::probe::Tablebase;
 use millbase::{Game, Position, Rules};
 use status::{Failure, guard};
 use std::ffi::{CStr, CString, c_char};

@@ -2,8 +2,8 @@
 //! errors from crossing the C boundary.
 
 use crate::message::one_line;
-use millbase::game::GameError;
-use millbase::probe::ProbeError;
+use millbase::rules::game::GameError;
+use millbase::table::probe::ProbeError;
 use std::cell::RefCell;
 use std::ffi::{CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};

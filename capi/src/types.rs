@@ -4,8 +4,8 @@
 #[cfg(doc)]
 use crate::mb_point_name;
 use crate::status::{Failure, mb_status};
-use millbase::notation::format_ply;
-use millbase::position::NONE;
+use millbase::rules::notation::format_ply;
+use millbase::rules::position::NONE;
 use millbase::{Color, Ply, Position, Rules, Value};
 use std::ffi::c_char;
 

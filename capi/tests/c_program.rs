@@ -10,9 +10,9 @@
 //! the `millbase` program is `target/PROFILE/millbase`, which `cargo test` at the
 //! workspace root builds.
 
-use millbase::fen;
-use millbase::notation::format_ply;
-use millbase::position::NONE;
+use millbase::rules::fen;
+use millbase::rules::notation::format_ply;
+use millbase::rules::position::NONE;
 use millbase::{Game, Ply, Position, Rules};
 use serde_json::Value as Json;
 use std::io::Write;

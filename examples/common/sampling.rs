@@ -3,9 +3,9 @@
 
 use millbase::Wdl;
 use millbase::mix::{SplitMix, splitmix64};
-use millbase::position::Position;
-use millbase::probe::Tablebase;
-use millbase::sector::Sector;
+use millbase::rules::position::Position;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 
 /// Up to `per_sector` random slots of sector `s` (at most a quarter of its slots;
 /// the same for the same `seed`), in slot order so that each block of the file is

@@ -1,4 +1,4 @@
-//! The Python module `millbase`: the probe library ([`millbase::probe::Tablebase`])
+//! The Python module `millbase`: the probe library ([`millbase::table::probe::Tablebase`])
 //! for Python, built by maturin into an abi3 wheel (`pip install ./python`).
 //!
 //! ```python
@@ -16,9 +16,9 @@
 //! [`MissingError`] for a missing directory or file, [`DamagedError`] for a damaged
 //! file. Probes release the GIL: threads probe one `Tablebase` in parallel.
 
-use millbase::game::GameError;
-use millbase::notation::format_ply;
-use millbase::probe::{ProbeError, Tablebase as Tables};
+use millbase::rules::game::GameError;
+use millbase::rules::notation::format_ply;
+use millbase::table::probe::{ProbeError, Tablebase as Tables};
 use millbase::{Game, Position};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;

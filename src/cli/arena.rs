@@ -3,9 +3,9 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use millbase::arena::{self, ArenaConfig, Openings, PlayerSpec, UciDefaults};
-use millbase::probe::Tablebase;
-use millbase::protocol::client::GoLimits;
+use millbase::play::arena::{self, ArenaConfig, Openings, PlayerSpec, UciDefaults};
+use millbase::play::protocol::client::GoLimits;
+use millbase::table::probe::Tablebase;
 use millbase::{Game, Rules};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 use clap::Args;
-use millbase::notation::format_ply;
-use millbase::position::Phase;
-use millbase::{Game, Position, Rules, fen, perft};
+use millbase::rules::notation::format_ply;
+use millbase::rules::position::Phase;
+use millbase::{Game, Position, Rules, rules::fen, rules::perft};
 use std::process::ExitCode;
 use std::time::Instant;
 

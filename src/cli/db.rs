@@ -2,12 +2,12 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use millbase::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
-use millbase::index::{Index, binomial};
-use millbase::manifest::{Entry, Manifest, parse_subspace};
-use millbase::sector::Sector;
-use millbase::value::Counts;
-use millbase::{Rules, verify};
+use millbase::rules::value::Counts;
+use millbase::table::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
+use millbase::table::dir::manifest::{Entry, Manifest, parse_subspace};
+use millbase::table::index::{Index, binomial};
+use millbase::table::sector::Sector;
+use millbase::{Rules, table::verify};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -130,7 +130,7 @@ fn print_reports(reports: &[PairReport], threads: usize) {
 
 /// `millbase verify`.
 pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
-    let rules = millbase::probe::Tablebase::open(&a.db)?.rules();
+    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     let only = match a.only.as_deref() {
         Some(text) => Some(match Sector::parse(text) {
@@ -157,7 +157,7 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
             c.sector, c.slots, c.mismatches
         );
         for m in &c.examples {
-            let fen = millbase::fen::format(idx.rules(), &m.position, Default::default());
+            let fen = millbase::rules::fen::format(idx.rules(), &m.position, Default::default());
             println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
         }
         bad += c.mismatches;
@@ -184,7 +184,7 @@ struct Stat {
 
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
-    let rules = millbase::probe::Tablebase::open(&a.db)?.rules();
+    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     // The numbers come from the files' headers (checked by their checksum and against
     // what this program writes), not from the manifest, which is only a record; the

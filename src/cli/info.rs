@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 use millbase::Rules;
-use millbase::format::{Encoding, Expect, Section, SubspaceFile};
+use millbase::table::format::{Encoding, Expect, Section, SubspaceFile};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -70,7 +70,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         "rules          {} (fingerprint {:016x}, {rules_note})\n",
         h.meta.variant, h.meta.fingerprint
     ));
-    let sector = millbase::sector::Sector {
+    let sector = millbase::table::sector::Sector {
         k: h.meta.k.min(255) as u8,
         l: h.meta.l.min(255) as u8,
         hk: h.meta.hands[0],
@@ -127,7 +127,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     if a.check {
         file.verify_checksums()?;
         println!("checksums      ok");
-        let idx = millbase::index::Index::for_rules(rules);
+        let idx = millbase::table::index::Index::for_rules(rules);
         let valid = |n: u32| (3..=rules.stones as u32).contains(&n);
         let exists = if sector.is_moving() {
             valid(h.meta.k) && valid(h.meta.l)
@@ -143,7 +143,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 rules.name
             );
         }
-        if let Some(why) = millbase::build::foreign_header(idx, h, sector) {
+        if let Some(why) = millbase::table::build::foreign_header(idx, h, sector) {
             anyhow::bail!(
                 "{}: the checksums match but the header is not the one this program writes for {sector}: {why}; delete it and run `millbase build`",
                 a.file.display(),

@@ -93,11 +93,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
 
 /// A count that must be at least 1 (`--games`, `--threads`).
 /// Sectors named `K-L` or `K-L-HK-HL` (an `--only` list).
-fn parse_sectors(names: &[String]) -> anyhow::Result<Vec<millbase::sector::Sector>> {
+fn parse_sectors(names: &[String]) -> anyhow::Result<Vec<millbase::table::sector::Sector>> {
     names
         .iter()
         .map(|s| {
-            millbase::sector::Sector::parse(s)
+            millbase::table::sector::Sector::parse(s)
                 .ok_or_else(|| anyhow::anyhow!("'{s}' is not a sector (K-L or K-L-HK-HL)"))
         })
         .collect()

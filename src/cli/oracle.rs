@@ -4,11 +4,11 @@
 use super::board::{PositionArg, describe};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use millbase::game::End;
-use millbase::notation::{format_ply, parse_ply};
-use millbase::opening::{Opening, OpeningError, OpeningOptions, Outcome};
-use millbase::position::Phase;
-use millbase::probe::{ProbeError, Tablebase};
+use millbase::rules::game::End;
+use millbase::rules::notation::{format_ply, parse_ply};
+use millbase::rules::position::Phase;
+use millbase::search::opening::{Opening, OpeningError, OpeningOptions, Outcome};
+use millbase::table::probe::{ProbeError, Tablebase};
 use millbase::{Color, Game, Ply, Position, Rules, Value, Wdl};
 use serde_json::{Value as Json, json};
 use std::io::BufRead;
@@ -118,7 +118,7 @@ pub fn solve(a: SolveArgs) -> Result<ExitCode> {
         let best = tb.best_ply(pos)?;
         println!(
             "value        {value} (placement sector {}, one look-up)",
-            millbase::sector::Sector::of(pos)
+            millbase::table::sector::Sector::of(pos)
         );
         if let Some((p, _)) = best {
             println!("best ply     {}", format_ply(rules, p));
@@ -155,7 +155,9 @@ pub fn solve(a: SolveArgs) -> Result<ExitCode> {
         println!(
             "saved        {n} exact values up to ply {} in {}",
             a.save_plies,
-            tb.dir().join(millbase::opening::SAVED_FILE).display()
+            tb.dir()
+                .join(millbase::search::opening::SAVED_FILE)
+                .display()
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -2,10 +2,10 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use millbase::format::Encoding;
-use millbase::index::Index;
-use millbase::pack::{PackOptions, PackReport, pack_wdl_only_sectors};
-use millbase::probe::Tablebase;
+use millbase::table::format::Encoding;
+use millbase::table::index::Index;
+use millbase::table::pack::{PackOptions, PackReport, pack_wdl_only_sectors};
+use millbase::table::probe::Tablebase;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -109,7 +109,7 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
         a.out.display()
     );
     if a.derive {
-        let derived = millbase::derived::derive(&a.out, idx)?;
+        let derived = millbase::table::pack::derived::derive(&a.out, idx)?;
         let bytes: u64 = derived.iter().map(|d| d.bytes).sum();
         let names: Vec<String> = derived.iter().map(|d| d.sector.name()).collect();
         println!(

@@ -3,10 +3,10 @@
 
 use anyhow::{Result, anyhow};
 use clap::Args;
-use millbase::dontcare::Fill;
-use millbase::index::Index;
-use millbase::probe::Tablebase;
-use millbase::repack::{RepackOptions, RepackReport, repack};
+use millbase::table::index::Index;
+use millbase::table::pack::dontcare::Fill;
+use millbase::table::pack::repack::{RepackOptions, RepackReport, repack};
+use millbase::table::probe::Tablebase;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,7 +33,7 @@ pub struct RepackArgs {
     fill: String,
     /// zstd level of the depth section (the build writes 9; a repack runs once, so a
     /// slower level that compresses better may pay).
-    #[arg(long, default_value_t = millbase::repack::DEPTH_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
+    #[arg(long, default_value_t = millbase::table::pack::repack::DEPTH_LEVEL, value_parser = clap::value_parser!(i32).range(1..=22))]
     depth_level: i32,
     /// Which distances to store: `decisive` (every win's and loss's, what `millbase
     /// build` writes) or `losses` (the losses' only: a probe finds a win's distance

@@ -2,9 +2,9 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use millbase::opening::SearchLimit;
-use millbase::probe::Tablebase;
+use millbase::search::opening::SearchLimit;
 use millbase::serve::{Api, ServeOptions, run};
+use millbase::table::probe::Tablebase;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;

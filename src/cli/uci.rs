@@ -3,9 +3,9 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use millbase::Rules;
-use millbase::engine::Endgame;
-use millbase::probe::Tablebase;
-use millbase::protocol::server::{EndgameOpener, Uci};
+use millbase::play::protocol::server::{EndgameOpener, Uci};
+use millbase::search::engine::Endgame;
+use millbase::table::probe::Tablebase;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -3,14 +3,14 @@
 //! same `value`, `distance`, `source` and `moves`), with the position described and
 //! the best line of play added. A WDL-only directory answers with results only.
 
-use crate::fen;
-use crate::game::Game;
-use crate::notation::format_ply;
-use crate::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
-use crate::position::{Color, Phase, Position, points};
-use crate::probe::{ProbeError, Tablebase};
-use crate::sector::Sector;
-use crate::value::{Value, Wdl};
+use crate::rules::fen;
+use crate::rules::game::Game;
+use crate::rules::notation::format_ply;
+use crate::rules::position::{Color, Phase, Position, points};
+use crate::rules::value::{Value, Wdl};
+use crate::search::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
+use crate::table::probe::{ProbeError, Tablebase};
+use crate::table::sector::Sector;
 use serde_json::{Map, Value as Json, json};
 
 /// Longest query text accepted (a FEN and a few hundred plies fit easily).

@@ -3,7 +3,7 @@
 //! The HTTP side is axum on tokio. Every query is parsed and checked on the async
 //! side (a bad one is a 400 at once); the answer is computed on tokio's blocking
 //! pool, since a look-up may touch a page of a file not yet in memory and a search
-//! is plain CPU work. The [`Tablebase`](crate::probe::Tablebase) is shared by all
+//! is plain CPU work. The [`Tablebase`](crate::table::probe::Tablebase) is shared by all
 //! requests (its probes are lock-free); a request the tables cannot answer gets its
 //! own opening search, capped in positions and time, and at most
 //! [`ServeOptions::searches`] such searches run at once (a request that waits longer

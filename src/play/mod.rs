@@ -1,0 +1,5 @@
+//! Play: the engine protocol, its server and client ([`protocol`]), and games
+//! between players with results against perfect play ([`arena`]).
+
+pub mod arena;
+pub mod protocol;

@@ -1,0 +1,697 @@
+//! Building a database directory: which pairs, in which order, resuming what is
+//! finished, checking memory first, writing files and the manifest.
+
+pub(crate) mod frontier;
+pub(crate) mod placement;
+pub(crate) mod progress;
+pub(crate) mod retro;
+
+use crate::rules::Rules;
+use crate::rules::fen::{self, Counters};
+use crate::rules::position::{Color, Position};
+use crate::table::build::progress::Bars;
+use crate::table::dir::manifest::{Entry, Manifest};
+use crate::table::format::{self, FormatError, SubspaceMeta};
+use crate::table::index::Index;
+use crate::table::sector::Sector;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which subspaces to build (always with everything they depend on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selection {
+    /// All pairs `k-l`, `3 <= k, l <= stones`.
+    All,
+    /// Every pair with `k + l <= n`.
+    MaxStones(u32),
+    /// The pair `k-l` / `l-k`.
+    Only(u32, u32),
+    /// One placement sector and the placement sectors it leads into (the moving
+    /// phase must be built).
+    Sector(Sector),
+}
+
+/// Which phases [`build`] builds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum BuildPhase {
+    /// The moving-phase subspaces only.
+    Moving,
+    /// The placement-phase sectors only (the moving phase must be built).
+    Placement,
+    /// The moving phase, then the placement sectors.
+    #[default]
+    All,
+}
+
+/// Options of [`build`].
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The database directory.
+    pub db: PathBuf,
+    /// What to build.
+    pub selection: Selection,
+    /// Which phases.
+    pub phase: BuildPhase,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// No progress bars.
+    pub quiet: bool,
+}
+
+impl BuildOptions {
+    /// Builds `selection` of `phase` into `db` on every core, without progress
+    /// bars (what tests and library users who print their own progress want).
+    pub fn quiet(db: PathBuf, selection: Selection, phase: BuildPhase) -> BuildOptions {
+        BuildOptions {
+            db,
+            selection,
+            phase,
+            threads: None,
+            quiet: true,
+        }
+    }
+}
+
+/// Why a build stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A file system error.
+    #[error("{what} {path}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A database file could not be written or read.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The manifest could not be read or written.
+    #[error("manifest: {0}")]
+    Manifest(String),
+    /// Not enough memory for the next pair.
+    #[error(
+        "pair {pair} needs about {need_gib:.1} GiB of memory and only {have_gib:.1} GiB is available; \
+         free memory or build on a larger machine (finished subspaces are kept)"
+    )]
+    Memory {
+        /// The pair.
+        pair: String,
+        /// Estimated need.
+        need_gib: f64,
+        /// Available.
+        have_gib: f64,
+    },
+    /// A subspace outside the rules.
+    #[error("subspace {k}-{l} does not exist: both counts must be between 3 and {max}")]
+    Subspace {
+        /// Side to move's stones.
+        k: u32,
+        /// Opponent's stones.
+        l: u32,
+        /// Stones per side.
+        max: u8,
+    },
+    /// The thread pool could not start.
+    #[error("thread pool: {0}")]
+    Threads(String),
+    /// Placement sectors need moving-phase subspaces that are not built.
+    #[error(
+        "the placement sectors lead into moving-phase subspaces that are not built yet ({missing}); \
+         build them first with `millbase build --phase moving --db {db}` (or build everything: `millbase build --db {db}`)"
+    )]
+    MovingMissing {
+        /// The missing subspaces, comma-separated.
+        missing: String,
+        /// The database directory.
+        db: String,
+    },
+    /// Not a placement sector of these rules.
+    #[error("{0} is not a placement sector of a game from the empty board under these rules")]
+    NoSector(Sector),
+}
+
+/// What was built, per pair.
+#[derive(Clone, Debug)]
+pub struct PairReport {
+    /// The pair, `k >= l`.
+    pub pair: (u32, u32),
+    /// Slots solved (both subspaces).
+    pub positions: u64,
+    /// Wall seconds to solve and write.
+    pub seconds: f64,
+    /// Bytes on disk (both files).
+    pub bytes: u64,
+    /// Bytes of the WDL sections.
+    pub wdl_bytes: u64,
+    /// Bytes of the depth sections.
+    pub depth_bytes: u64,
+    /// Resident memory high-water mark of the process after the pair, bytes.
+    pub peak_rss: u64,
+    /// Whether the pair was already finished and skipped.
+    pub skipped: bool,
+    /// For a placement sector (then `pair` is its `k-l`), the sector.
+    pub sector: Option<Sector>,
+}
+
+impl PairReport {
+    /// The report of a finished pair that was skipped.
+    fn skipped(pair: (u32, u32), positions: u64) -> PairReport {
+        PairReport {
+            pair,
+            positions,
+            seconds: 0.0,
+            bytes: 0,
+            wdl_bytes: 0,
+            depth_bytes: 0,
+            peak_rss: crate::memory::peak_rss(),
+            skipped: true,
+            sector: None,
+        }
+    }
+
+    /// The name of what was built: `k-l` for a pair, the sector's name otherwise.
+    pub fn name(&self) -> String {
+        match self.sector {
+            Some(s) => s.name(),
+            None => format!("{}-{}", self.pair.0, self.pair.1),
+        }
+    }
+}
+
+// Solving one moving-phase pair in memory, without writing it: what `build` writes
+// for each pair, for a check against the files.
+pub use retro::{Progress, Solved, Summary, solve_pair};
+
+pub use crate::table::dir::{
+    existing_files, file_name, foreign_header, open_checked, open_finished, open_finished_sector,
+    open_sector,
+};
+
+/// The pairs (`k >= l`) a selection needs, dependencies included, in build order.
+pub fn plan(rules: &Rules, selection: Selection) -> Result<Vec<(u32, u32)>, BuildError> {
+    let max = rules.stones as u32;
+    let valid = |k: u32, l: u32| (3..=max).contains(&k) && (3..=max).contains(&l);
+    let mut want = BTreeSet::new();
+    let mut stack: Vec<(u32, u32)> = match selection {
+        Selection::All => (3..=max)
+            .flat_map(|k| (3..=k).map(move |l| (k, l)))
+            .collect(),
+        Selection::MaxStones(n) => (3..=max)
+            .flat_map(|k| (3..=k).map(move |l| (k, l)))
+            .filter(|&(k, l)| k + l <= n)
+            .collect(),
+        Selection::Sector(_) => Vec::new(),
+        Selection::Only(k, l) => {
+            if !valid(k, l) {
+                return Err(BuildError::Subspace {
+                    k,
+                    l,
+                    max: rules.stones,
+                });
+            }
+            vec![(k.max(l), k.min(l))]
+        }
+    };
+    while let Some((k, l)) = stack.pop() {
+        if !want.insert((k, l)) {
+            continue;
+        }
+        // k-l captures into (l-1)-k, l-k into (k-1)-l.
+        for (a, b) in [(l - 1, k), (k - 1, l)] {
+            if valid(a, b) {
+                stack.push((a.max(b), a.min(b)));
+            }
+        }
+    }
+    let mut pairs: Vec<_> = want.into_iter().collect();
+    pairs.sort_by_key(|&(k, l)| (k + l, k, l));
+    Ok(pairs)
+}
+
+/// The subspaces of a pair: `k-l`, then `l-k` unless equal.
+pub fn subspaces((k, l): (u32, u32)) -> Vec<(u32, u32)> {
+    if k == l {
+        vec![(k, l)]
+    } else {
+        vec![(k, l), (l, k)]
+    }
+}
+
+/// Rebuilds `manifest.json` from the headers of the finished files in `db`: the
+/// manifest is derived data, so a missing, damaged or stale one is replaced. An
+/// entry whose checksum matches its file's header is kept as it is (with its build
+/// time and examples); other entries are made from the header, and entries without
+/// a finished file go.
+pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
+    let rules = idx.rules();
+    let old = Manifest::load_or_new(db, rules)
+        .unwrap_or_else(|_| Manifest::new(rules.name, rules.fingerprint()));
+    let mut fresh = Manifest::new(rules.name, rules.fingerprint());
+    for (sector, file) in existing_files(db, idx) {
+        let Ok(file) = file else { continue };
+        fresh.format_version = fresh.format_version.max(file.header().version);
+        let mut entry = Entry::new(file.header(), 0.0);
+        if let Some(e) = old
+            .get_sector(sector)
+            .filter(|e| e.checksum == entry.checksum)
+        {
+            // What the header does not hold: the build time and the examples (kept
+            // only if they are positions of this subspace).
+            entry.build_seconds = e.build_seconds;
+            entry.positions_per_second = e.positions_per_second;
+            let of_subspace = |fen: &Option<String>| {
+                fen.clone()
+                    .filter(|f| fen::parse(rules, f).is_ok_and(|(p, _)| Sector::of(&p) == sector))
+            };
+            entry.longest_win_example = of_subspace(&e.longest_win_example);
+            entry.longest_loss_example = of_subspace(&e.longest_loss_example);
+        }
+        fresh.upsert(entry);
+    }
+    let on_disk = Manifest::load(db).ok().flatten();
+    if on_disk.as_ref() != Some(&fresh) {
+        fresh
+            .save(db)
+            .map_err(|e| BuildError::Manifest(e.to_string()))?;
+    }
+    Ok(fresh)
+}
+
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+    move |source| BuildError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Builds the selected subspaces into `opts.db`, skipping finished ones.
+pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairReport>, BuildError> {
+    let idx = Index::for_rules(rules);
+    std::fs::create_dir_all(&opts.db).map_err(io("creating", &opts.db))?;
+    remove_stale_temporaries(&opts.db)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| BuildError::Threads(e.to_string()))?;
+    let pairs = match opts.phase {
+        BuildPhase::Placement => Vec::new(),
+        _ => plan(rules, opts.selection)?,
+    };
+    let sectors = match opts.phase {
+        BuildPhase::Moving => Vec::new(),
+        _ => placement_plan(rules, opts.selection)?,
+    };
+    let bars = Bars::new(opts.quiet, &pairs, &sectors, idx);
+    let mut manifest =
+        Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    let mut reports = Vec::new();
+    for &pair in &pairs {
+        let slots: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
+        if subspaces(pair)
+            .iter()
+            .all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok())
+        {
+            bars.skip(pair, slots);
+            reports.push(PairReport::skipped(pair, slots));
+            continue;
+        }
+        check_memory(idx, pair)?;
+        let report = pool.install(|| build_pair(idx, &opts.db, pair, &bars, &mut manifest))?;
+        bars.done(pair, slots);
+        reports.push(report);
+    }
+    if !sectors.is_empty() {
+        check_moving_present(&opts.db, idx, &sectors)?;
+        let mut cache = ChildCache::default();
+        for &sector in &sectors {
+            let (k, l) = sector.counts();
+            let slots = idx.size(k, l);
+            if open_sector(&opts.db, idx, sector).is_ok() {
+                bars.skip_sector(sector, slots);
+                reports.push(PairReport {
+                    sector: Some(sector),
+                    ..PairReport::skipped((k, l), slots)
+                });
+                continue;
+            }
+            let report = pool.install(|| {
+                build_sector(idx, &opts.db, sector, &bars, &mut manifest, &mut cache)
+            })?;
+            bars.sector_done(sector, slots);
+            reports.push(report);
+        }
+    }
+    bars.finish();
+    sync_manifest(&opts.db, idx)?;
+    Ok(reports)
+}
+
+/// The placement sectors a selection builds, latest ply first.
+pub fn placement_plan(rules: &Rules, selection: Selection) -> Result<Vec<Sector>, BuildError> {
+    let all = Sector::placement_sectors(rules);
+    match selection {
+        Selection::All => Ok(all),
+        Selection::MaxStones(_) | Selection::Only(..) => Ok(Vec::new()),
+        Selection::Sector(target) => {
+            if !all.contains(&target) {
+                return Err(BuildError::NoSector(target));
+            }
+            // The target and everything it leads into, found from the latest ply down.
+            let mut want = BTreeSet::from([target]);
+            for s in all.iter().rev() {
+                if want.contains(s) {
+                    let (quiet, capture) = s.children();
+                    want.extend(
+                        std::iter::once(quiet)
+                            .chain(capture)
+                            .filter(|c| !c.is_moving()),
+                    );
+                }
+            }
+            Ok(all.into_iter().filter(|s| want.contains(s)).collect())
+        }
+    }
+}
+
+/// The moving-phase subspaces that `sectors` lead into.
+fn moving_children(rules: &Rules, sectors: &[Sector]) -> BTreeSet<Sector> {
+    sectors
+        .iter()
+        .flat_map(|s| {
+            let (quiet, capture) = s.children();
+            std::iter::once(quiet).chain(capture)
+        })
+        .filter(|c| c.is_moving() && c.is_valid(rules))
+        .collect()
+}
+
+/// Refuses to start the placement phase when a moving-phase subspace it needs is
+/// missing or damaged, naming every one.
+fn check_moving_present(db: &Path, idx: &Index, sectors: &[Sector]) -> Result<(), BuildError> {
+    let missing: Vec<String> = moving_children(idx.rules(), sectors)
+        .into_iter()
+        .filter(|&s| open_sector(db, idx, s).is_err())
+        .map(|s| s.name())
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(BuildError::MovingMissing {
+            missing: missing.join(", "),
+            db: db.display().to_string(),
+        })
+    }
+}
+
+/// Decompressed child sectors kept between sectors: a sector's children are
+/// usually the next sector's too (sectors of one ply are solved in order of `k`, `l`).
+#[derive(Default)]
+struct ChildCache {
+    entries: Vec<(Sector, std::sync::Arc<Vec<u16>>)>,
+}
+
+impl ChildCache {
+    /// The codes of `s` (one of `keep`, the current children), from the cache or
+    /// read from its file.
+    fn get(
+        &mut self,
+        db: &Path,
+        idx: &Index,
+        s: Sector,
+        keep: &[Sector],
+    ) -> Result<std::sync::Arc<Vec<u16>>, BuildError> {
+        debug_assert!(keep.contains(&s));
+        if let Some((_, codes)) = self.entries.iter().find(|(c, _)| *c == s) {
+            return Ok(codes.clone());
+        }
+        let codes = std::sync::Arc::new(open_sector(db, idx, s)?.read_all()?);
+        self.entries.push((s, codes.clone()));
+        Ok(codes)
+    }
+}
+
+fn build_sector(
+    idx: &Index,
+    db: &Path,
+    sector: Sector,
+    bars: &Bars,
+    manifest: &mut Manifest,
+    cache: &mut ChildCache,
+) -> Result<PairReport, BuildError> {
+    let start = Instant::now();
+    let rules = idx.rules();
+    let (quiet, capture) = sector.children();
+    let capture = capture.filter(|c| c.is_valid(rules));
+    let keep: Vec<Sector> = std::iter::once(quiet).chain(capture).collect();
+    cache.entries.retain(|(c, _)| keep.contains(c));
+    check_sector_memory(idx, sector, &keep, cache)?;
+    let quiet_codes = cache.get(db, idx, quiet, &keep)?;
+    let capture_codes = capture.map(|c| cache.get(db, idx, c, &keep)).transpose()?;
+    let kids = crate::table::build::placement::Children {
+        quiet: &quiet_codes,
+        capture: capture_codes.as_deref().map(|v| v.as_slice()),
+    };
+    let bar = bars.sector(sector, idx);
+    let (codes, summary) =
+        crate::table::build::placement::solve_sector(idx, sector, &kids, &|frac| {
+            bar.set_position((frac * 1000.0) as u64);
+        });
+    bar.set_message("writing");
+    let solve_seconds = start.elapsed().as_secs_f64();
+    let solved = Solved {
+        k: sector.k as u32,
+        l: sector.l as u32,
+        codes,
+        summary,
+    };
+    let (k, l) = sector.counts();
+    let mut report = PairReport::skipped((k, l), solved.codes.len() as u64);
+    report.skipped = false;
+    report.sector = Some(sector);
+    let meta = SubspaceMeta {
+        hands: [sector.hk, sector.hl],
+        ..meta(idx, &solved)
+    };
+    let written = format::write_subspace(&db.join(sector.file_name()), &meta, &solved.codes)?;
+    report.bytes = written.file_bytes();
+    report.wdl_bytes = written.wdl.length;
+    report.depth_bytes = written.depth_bytes();
+    let entry = Entry::new(&written, solve_seconds);
+    manifest.format_version = manifest.format_version.max(written.version);
+    record(manifest, db, entry, &solved.summary, |i| {
+        let (own, opp) = idx.position(k, l, i);
+        fen::format(rules, &sector.position(own, opp), Counters::default())
+    })?;
+    Ok(finish(bar, report, start))
+}
+
+/// Records a written file in the manifest, with FEN examples (`example(slot)`) of
+/// its longest win and loss.
+fn record(
+    manifest: &mut Manifest,
+    db: &Path,
+    mut entry: Entry,
+    summary: &retro::Summary,
+    example: impl Fn(u64) -> String,
+) -> Result<(), BuildError> {
+    entry.longest_win_example = summary.win_example.map(&example);
+    entry.longest_loss_example = summary.loss_example.map(&example);
+    manifest
+        .record(db, entry)
+        .map_err(|e| BuildError::Manifest(e.to_string()))
+}
+
+/// The report of a pair or sector once written: its bar cleared, time and memory.
+fn finish(
+    bar: crate::table::build::progress::Bar,
+    mut report: PairReport,
+    start: Instant,
+) -> PairReport {
+    bar.finish_and_clear();
+    report.seconds = start.elapsed().as_secs_f64();
+    report.peak_rss = crate::memory::peak_rss();
+    report
+}
+
+/// Refuses a sector whose codes and children cannot fit in the memory available now
+/// (children already in the cache are counted as held).
+fn check_sector_memory(
+    idx: &Index,
+    sector: Sector,
+    children: &[Sector],
+    cache: &ChildCache,
+) -> Result<(), BuildError> {
+    let size = |s: Sector| idx.size(s.k as u32, s.l as u32) * 2;
+    let to_load: u64 = children
+        .iter()
+        .filter(|c| !cache.entries.iter().any(|(s, _)| s == *c))
+        .map(|&c| size(c))
+        .sum();
+    // Codes (in group order, then slot order), children to read, and the compressed
+    // output being written.
+    let (k, l) = sector.counts();
+    let need =
+        crate::table::build::placement::sector_memory(idx, k, l) + to_load + size(sector) / 6;
+    check_need(&sector.name(), need)
+}
+
+fn build_pair(
+    idx: &Index,
+    db: &Path,
+    pair: (u32, u32),
+    bars: &Bars,
+    manifest: &mut Manifest,
+) -> Result<PairReport, BuildError> {
+    let start = Instant::now();
+    let (k, l) = pair;
+    let lowers: Vec<((u32, u32), Vec<u16>)> = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
+        .into_iter()
+        .filter(|&(a, _)| a >= 3)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|(a, b)| Ok(((a, b), open_checked(db, idx, a, b)?.read_all()?)))
+        .collect::<Result<_, FormatError>>()?;
+    let lower = |a: u32, b: u32| {
+        lowers
+            .iter()
+            .find(|(d, _)| *d == (a, b))
+            .map(|(_, c)| c.as_slice())
+    };
+    let bar = bars.pair(pair, idx);
+    let solved = retro::solve_pair(idx, k, l, lower, &|stage, frac| {
+        bar.set_message(stage.to_string());
+        bar.set_position((frac * 1000.0) as u64);
+    });
+    test_abort(&format!("solved:{k}-{l}"));
+    bar.set_message("writing");
+    let solve_seconds = start.elapsed().as_secs_f64();
+    let mut report = PairReport {
+        skipped: false,
+        ..PairReport::skipped(pair, solved.iter().map(|s| s.codes.len() as u64).sum())
+    };
+    for s in &solved {
+        let meta = meta(idx, s);
+        let written = format::write_subspace(&db.join(file_name(s.k, s.l)), &meta, &s.codes)?;
+        test_abort(&format!("written:{}-{}", s.k, s.l));
+        report.bytes += written.file_bytes();
+        report.wdl_bytes += written.wdl.length;
+        report.depth_bytes += written.depth_bytes();
+        let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
+        let entry = Entry::new(&written, share);
+        manifest.format_version = manifest.format_version.max(written.version);
+        record(manifest, db, entry, &s.summary, |i| {
+            let (own, opp) = idx.position(s.k, s.l, i);
+            let counters = Counters {
+                plies_since_removal: 0,
+                fullmove: 1,
+            };
+            fen::format(
+                idx.rules(),
+                &Position::moving(Color::White, own, opp),
+                counters,
+            )
+        })?;
+    }
+    Ok(finish(bar, report, start))
+}
+
+/// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:
+/// no clean-up) when the build reaches `STAGE`: `solved:K-L` after solving the pair
+/// K-L, before anything is written; `written:K-L` right after the file of subspace
+/// K-L got its final name (for `K != L` that is mid-pair, before its twin).
+fn test_abort(stage: &str) {
+    if std::env::var_os("MILLBASE_TEST_ABORT_AFTER").is_some_and(|v| v == stage) {
+        eprintln!("MILLBASE_TEST_ABORT_AFTER: aborting after {stage}");
+        std::process::abort();
+    }
+}
+
+fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
+    let m = &s.summary;
+    SubspaceMeta {
+        k: s.k,
+        l: s.l,
+        hands: [0, 0],
+        fingerprint: idx.rules().fingerprint(),
+        variant: idx.rules().name.to_string(),
+        counts: m.counts,
+    }
+}
+
+fn remove_stale_temporaries(db: &Path) -> Result<(), BuildError> {
+    for entry in std::fs::read_dir(db).map_err(io("reading", db))? {
+        let path = entry.map_err(io("reading", db))?.path();
+        if path.extension().is_some_and(|e| e == "tmp") {
+            std::fs::remove_file(&path).map_err(io("removing", &path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a pair that cannot fit in the memory available now.
+fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
+    let lower: u64 = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
+        .into_iter()
+        .filter(|&(a, _)| a >= 3)
+        .map(|(a, b)| idx.size(a, b) * 2)
+        .sum();
+    // Codes and counters, lower subspaces, and the compressed output being written.
+    let need = retro::pair_memory(idx, k, l) + lower + retro::pair_memory(idx, k, l) / 6;
+    check_need(&format!("{k}-{l}"), need)
+}
+
+/// Refuses work that needs `need` bytes when less memory is available.
+fn check_need(what: &str, need: u64) -> Result<(), BuildError> {
+    // MILLBASE_MEMORY_LIMIT (bytes) caps what the build may assume is available.
+    let limit = std::env::var("MILLBASE_MEMORY_LIMIT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    let have = match (crate::memory::available(), limit) {
+        (Some(a), Some(l)) => Some(a.min(l)),
+        (a, l) => a.or(l),
+    };
+    match have {
+        Some(have) if need > have => Err(BuildError::Memory {
+            pair: what.to_string(),
+            need_gib: need as f64 / (1u64 << 30) as f64,
+            have_gib: have as f64 / (1u64 << 30) as f64,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_are_bottom_up_and_complete() {
+        let r = Rules::standard();
+        assert_eq!(plan(r, Selection::Only(3, 3)).unwrap(), vec![(3, 3)]);
+        assert_eq!(
+            plan(r, Selection::Only(3, 4)).unwrap(),
+            vec![(3, 3), (4, 3)]
+        );
+        let all = plan(r, Selection::All).unwrap();
+        assert_eq!(all.len(), 28);
+        assert_eq!(
+            plan(r, Selection::MaxStones(8)).unwrap(),
+            vec![(3, 3), (4, 3), (4, 4), (5, 3)]
+        );
+        for (i, &(k, l)) in all.iter().enumerate() {
+            for (a, b) in [(l - 1, k), (k - 1, l)] {
+                if a >= 3 {
+                    let dep = (a.max(b), a.min(b));
+                    assert!(all[..i].contains(&dep), "{k}-{l} before {dep:?}");
+                }
+            }
+        }
+        assert!(plan(r, Selection::Only(2, 5)).is_err());
+    }
+}

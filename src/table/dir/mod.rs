@@ -1,0 +1,164 @@
+//! The layout of a database directory: what each file is called and how a finished
+//! file is opened. Every other module asks here.
+//!
+//! A directory holds one file per moving-phase subspace, `k-l.mdb`
+//! ([`file_name`]), one per placement sector, `k-l-hk-hl.mdb`
+//! ([`Sector::file_name`]), the manifest [`MANIFEST`] (derived data, see
+//! [`crate::table::dir::manifest`]) and the opening search's saved values [`OPENING`]
+//! ([`crate::search::opening`]).
+
+pub mod manifest;
+
+use crate::table::format::{
+    Encoding, Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for,
+    model_block_slots,
+};
+use crate::table::index::Index;
+use crate::table::sector::Sector;
+use std::path::Path;
+
+/// The file name of the manifest inside a database directory.
+pub const MANIFEST: &str = "manifest.json";
+
+/// The file name of the opening search's saved values inside a database directory.
+pub const OPENING: &str = "opening.bin";
+
+/// The file name of subspace `k-l` inside a database directory: `k-l.mdb` (the
+/// [`Sector::file_name`] of the moving-phase sector).
+pub fn file_name(k: u32, l: u32) -> String {
+    format!("{k}-{l}.mdb")
+}
+
+/// Opens the finished file of subspace `k-l`, checking header and checksums.
+pub fn open_checked(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    open_sector(db, idx, Sector::moving(k as u8, l as u8))
+}
+
+/// Opens the finished file of a sector (either phase), checking header and checksums.
+pub fn open_sector(db: &Path, idx: &Index, s: Sector) -> Result<SubspaceFile, FormatError> {
+    let file = open_finished_sector(db, idx, s)?;
+    file.verify_checksums()?;
+    Ok(file)
+}
+
+/// Opens the file of subspace `k-l` and checks that its header is the one this
+/// program writes for that subspace (see [`foreign_header`]); block data and its
+/// checksums are not read.
+pub fn open_finished(db: &Path, idx: &Index, k: u32, l: u32) -> Result<SubspaceFile, FormatError> {
+    open_finished_sector(db, idx, Sector::moving(k as u8, l as u8))
+}
+
+/// [`open_finished`] for a sector of either phase.
+pub fn open_finished_sector(
+    db: &Path,
+    idx: &Index,
+    s: Sector,
+) -> Result<SubspaceFile, FormatError> {
+    let (k, l) = s.counts();
+    let expect = Expect::sector(idx.rules().fingerprint(), s, idx.size(k, l));
+    let file = SubspaceFile::open(&db.join(s.file_name()), &expect)?;
+    if let Some(what) = foreign_header(idx, file.header(), s) {
+        return Err(FormatError::Mismatch {
+            path: file.path().to_path_buf(),
+            what,
+        });
+    }
+    Ok(file)
+}
+
+/// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
+/// subspace, index size, section encodings and block sizes, counts), or `None` if it
+/// is. Checksums that match prove only that the bytes are the ones written, not that
+/// this program wrote them: a finished file must pass this too.
+pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
+    let (k, l) = s.counts();
+    let rules = idx.rules();
+    let opts = WriteOptions::default();
+    let size = idx.size(k, l);
+    if h.meta.fingerprint != rules.fingerprint() || h.meta.variant != rules.name {
+        return Some(format!(
+            "built for rules '{}' ({:016x}), not this program's '{}' ({:016x})",
+            h.meta.variant,
+            h.meta.fingerprint,
+            rules.name,
+            rules.fingerprint()
+        ));
+    }
+    if (h.meta.k, h.meta.l, h.meta.hands) != (k, l, [s.hk, s.hl]) {
+        let found = Sector {
+            k: h.meta.k as u8,
+            l: h.meta.l as u8,
+            hk: h.meta.hands[0],
+            hl: h.meta.hands[1],
+        };
+        return Some(format!("holds {found}, expected {s}"));
+    }
+    if h.size != size {
+        return Some(format!("has {} slots, the index has {size}", h.size));
+    }
+    // A model-coded section (WDL or depth) has blocks of whole classes, or zstd's
+    // behind an empty prior where the model would not be smaller.
+    let wdl_ok = match h.wdl.encoding {
+        Encoding::Model => {
+            h.wdl.block_slots == opts.wdl_block
+                || h.wdl.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl])
+        }
+        e => e == opts.wdl_encoding && h.wdl.block_slots == opts.wdl_block,
+    };
+    if !wdl_ok {
+        return Some(format!(
+            "WDL section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",
+            h.wdl.encoding.name(),
+            h.wdl.block_slots,
+            opts.wdl_encoding.name(),
+            opts.wdl_block
+        ));
+    }
+    // A WDL-only file (`millbase pack --wdl-only`) has no depth section.
+    let depth = depth_encoding_for(h.max_distance);
+    let depth_ok = |d: &crate::table::format::Section| match d.encoding {
+        Encoding::DepthModel => {
+            depth == Encoding::HalfU8
+                && (d.block_slots == opts.depth_block
+                    || d.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl]))
+        }
+        e => (e, d.block_slots) == (depth, opts.depth_block),
+    };
+    if let Some(d) = &h.depth
+        && !depth_ok(d)
+    {
+        return Some(format!(
+            "depth section encoded {} in blocks of {} slots, this program writes {} in blocks of {}",
+            d.encoding.name(),
+            d.block_slots,
+            depth.name(),
+            opts.depth_block
+        ));
+    }
+    let c = &h.meta.counts;
+    if c.total().is_none_or(|n| n == 0 || n > size) {
+        return Some(format!(
+            "counts {} wins, {} losses, {} draws for {size} slots",
+            c.wins, c.losses, c.draws
+        ));
+    }
+    None
+}
+
+/// Every sector (moving-phase subspaces by stones, then placement sectors from the
+/// last ply back) whose file exists in `db`, with the file opened by
+/// [`open_finished_sector`] (or why it could not be).
+pub fn existing_files(db: &Path, idx: &Index) -> Vec<(Sector, Result<SubspaceFile, FormatError>)> {
+    let rules = idx.rules();
+    let max = rules.stones;
+    let mut moving: Vec<Sector> = (3..=max)
+        .flat_map(|k| (3..=max).map(move |l| Sector::moving(k, l)))
+        .collect();
+    moving.sort_by_key(|s| (s.k + s.l, s.k, s.l));
+    moving
+        .into_iter()
+        .chain(Sector::placement_sectors(rules))
+        .filter(|s| std::fs::symlink_metadata(db.join(s.file_name())).is_ok())
+        .map(|s| (s, open_finished_sector(db, idx, s)))
+        .collect()
+}

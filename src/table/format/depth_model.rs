@@ -1,0 +1,326 @@
+//! Model coding of a depth section with loss-only entries
+//! ([`super::Encoding::DepthModel`], format version 6): each lost slot's half
+//! distance is coded with the adaptive binary coder of [`super::model`], in the
+//! blocks of whole classes the WDL model uses, given the block's results (which the
+//! reader has from the WDL section).
+//!
+//! A lost slot's *reference* and context (see `docs/FORMAT.md`, "Model-coded
+//! depths") come from its **earlier lost neighbours**, the positions with one
+//! opponent stone slid to an adjacent empty point whose slot comes earlier in the
+//! same class (the WDL model's neighbours): their largest half distance is the
+//! reference, and the context is that largest value (up to 63), the spread between
+//! the largest and the smallest (up to 7), how many there are (up to 3), and the
+//! opponent's closable mills (up to 3). Without such a neighbour the reference is
+//! the previous lost slot's half distance in the block (or 0), in contexts of their
+//! own.
+//!
+//! A half distance `h` with reference `r` is coded as `z = zigzag(h - r)` in four
+//! binary decisions (a tree of 16 leaves) when `z < 15`; otherwise as the escape
+//! `15` and `h` itself in eight decisions, in a context of the closable mills only.
+//! Every block starts from the file's prior (block 0 of the section), as in the WDL
+//! model.
+
+use super::model::{Decoder, Encoder, Geometry, Model, prior_of_counts};
+use crate::table::index::{first_subset, next_subset};
+
+/// No half distance (a slot not lost, or not decoded yet).
+const NONE: u16 = u16::MAX;
+/// Values of the reference bucket: a neighbour's largest half distance 0..=63
+/// (capped), 64 = no lost neighbour but a previous lost slot, 65 = neither.
+const BUCKETS: usize = 66;
+/// Values of the spread between the neighbours' largest and smallest (up to 7).
+const SPREAD: usize = 8;
+/// Values of the count of lost neighbours (up to 3).
+const COUNT: usize = 4;
+/// Values of the opponent's closable mills (up to 3).
+const CLOSABLE: usize = 4;
+/// Number of contexts of the near code.
+const CONTEXTS: usize = BUCKETS * SPREAD * COUNT * CLOSABLE;
+/// Nodes of the tree of the near code (16 leaves; node 0 unused).
+const NEAR: usize = 16;
+/// The near code that says "escape": the half distance follows in full.
+const ESCAPE: u32 = 15;
+/// Bits of an escaped half distance.
+const FULL_BITS: u32 = 8;
+/// The first node of the escape trees (one per closable-mills count).
+const ESCAPE_BASE: usize = CONTEXTS * NEAR;
+/// Number of nodes of the depth model.
+pub const NODES: usize = ESCAPE_BASE + CLOSABLE * (1 << FULL_BITS);
+/// Nodes used fewer times than this over a sector have no prior.
+const PRIOR_SEEN: u32 = 24;
+/// A stored prior's probabilities are multiples of this (in units of 2^-16).
+const PRIOR_STEP: u16 = 64;
+/// The largest half distance the model codes: a section of longer distances is
+/// stored with zstd ([`super::Encoding::HalfU16`]).
+pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
+
+/// Walks the lost slots of block `b` (`trits`: the block's results, 2 = loss) in
+/// slot order: for each, `code(context, reference)` returns its half distance,
+/// which later contexts see.
+fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize, u16) -> u16) {
+    let range = g.block_range(b);
+    debug_assert_eq!(trits.len() as u64, range.end - range.start);
+    // The half distances of the class's slots so far by their opponent stones
+    // (NONE where not lost), as in [`Geometry::walk`].
+    let mut by_set = g.set_table(NONE);
+    let mut prev = NONE;
+    let mut i = 0;
+    for class in range.start / g.per_class..range.end / g.per_class {
+        let c = g.class(class);
+        let mut packed = first_subset(g.l);
+        for r in 0..g.per_class {
+            by_set[packed as usize] = NONE;
+            if trits[i] == 2 {
+                let (mut max, mut min, mut count) = (0, NONE, 0);
+                c.earlier_neighbours(packed, |n| {
+                    let h = by_set[n as usize];
+                    if h != NONE {
+                        count += 1;
+                        max = max.max(h);
+                        min = min.min(h);
+                    }
+                });
+                let (bucket, reference, spread) = match (count, prev) {
+                    (0, NONE) => (BUCKETS - 1, 0, 0),
+                    (0, _) => (BUCKETS - 2, prev, 0),
+                    _ => (max.min(63) as usize, max, (max - min).min(7) as usize),
+                };
+                let closable = c.opp_closable(packed, &c.tally(packed));
+                let ctx = ((bucket * SPREAD + spread) * COUNT + count.min(COUNT - 1)) * CLOSABLE
+                    + closable;
+                let h = code(ctx, reference);
+                by_set[packed as usize] = h;
+                prev = h;
+            }
+            i += 1;
+            if r + 1 < g.per_class {
+                packed = next_subset(packed);
+            }
+        }
+    }
+}
+
+/// `h - r` folded to a natural number: 0, -1, 1, -2, 2, ... give 0, 1, 2, 3, 4, ...
+fn zigzag(h: u16, r: u16) -> u32 {
+    let d = h as i32 - r as i32;
+    if d >= 0 {
+        2 * d as u32
+    } else {
+        (-2 * d - 1) as u32
+    }
+}
+
+/// The half distance of near code `z` (below [`ESCAPE`]) with reference `r`, if
+/// it is one.
+fn unzigzag(z: u32, r: u16) -> Option<u16> {
+    let d = if z.is_multiple_of(2) {
+        (z / 2) as i32
+    } else {
+        -((z as i32 + 1) / 2)
+    };
+    u16::try_from(r as i32 + d).ok().filter(|&h| h <= MAX_HALF)
+}
+
+/// The nodes and bits that code half distance `h` with reference `r` in context
+/// `ctx`, in order: calls `bit(node, bit)` for each.
+fn bits_of(ctx: usize, r: u16, h: u16, mut bit: impl FnMut(usize, bool)) {
+    let z = zigzag(h, r).min(ESCAPE);
+    tree(ctx * NEAR, 4, z, &mut bit);
+    if z == ESCAPE {
+        tree(escape_base(ctx), FULL_BITS, h as u32, &mut bit);
+    }
+}
+
+/// The first node of the escape tree of context `ctx`.
+fn escape_base(ctx: usize) -> usize {
+    ESCAPE_BASE + ((ctx % CLOSABLE) << FULL_BITS)
+}
+
+/// The `width` bits of `v`, high first, each at its node of the binary tree whose
+/// node 1 is `base + 1`.
+fn tree(base: usize, width: u32, v: u32, bit: &mut impl FnMut(usize, bool)) {
+    let mut node = 1;
+    for k in (0..width).rev() {
+        let b = v >> k & 1 == 1;
+        bit(base + node, b);
+        node = 2 * node + b as usize;
+    }
+}
+
+/// Decodes a `width`-bit value from the tree at `base`.
+fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) -> u32 {
+    let mut node = 1;
+    for _ in 0..width {
+        let p = model.nodes[base + node] & 0xFFFF;
+        let b = dec.bit(p);
+        model.adapt(base + node, b);
+        node = 2 * node + b as usize;
+    }
+    node as u32 - (1 << width)
+}
+
+/// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
+/// block `b`, whose results are `trits`, starting from `model`.
+pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
+    let mut model = model.clone();
+    let mut enc = Encoder::new();
+    let mut next = halves.iter();
+    walk_losses(g, b, trits, |ctx, r| {
+        let h = *next.next().expect("a half distance per lost slot") as u16;
+        bits_of(ctx, r, h, |node, bit| {
+            let p = model.adapt(node, bit);
+            enc.bit(p, bit);
+        });
+        h
+    });
+    debug_assert!(next.next().is_none());
+    enc.finish()
+}
+
+/// Decodes the half distances of the lost slots of block `b`, whose results are
+/// `trits`, from `src`, starting from `model`; `None` if a decoded value is out of
+/// range (a damaged block).
+pub fn decode_block(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    src: &[u8],
+    model: &Model,
+) -> Option<Vec<u8>> {
+    let mut model = model.clone();
+    let mut dec = Decoder::new(src);
+    let mut out = Vec::with_capacity(trits.iter().filter(|&&t| t == 2).count());
+    let mut bad = false;
+    walk_losses(g, b, trits, |ctx, r| {
+        let z = decode_tree(&mut model, &mut dec, ctx * NEAR, 4);
+        let h = if z == ESCAPE {
+            Some(decode_tree(&mut model, &mut dec, escape_base(ctx), FULL_BITS) as u16)
+        } else {
+            unzigzag(z, r)
+        };
+        let h = h.unwrap_or_else(|| {
+            bad = true;
+            0
+        });
+        out.push(h as u8);
+        h
+    });
+    (!bad).then_some(out)
+}
+
+/// The prior of a sector whose results are `trit(slot)` and lost slots' half
+/// distances `half(slot)` (at most [`MAX_HALF`]): each node's probability of a 0
+/// bit over every block, 0 where a node was never used.
+pub fn count_prior(
+    g: &Geometry,
+    trit: impl Fn(u64) -> u8 + Sync,
+    half: impl Fn(u64) -> u16 + Sync,
+) -> Vec<u16> {
+    use rayon::prelude::*;
+    let counts = (0..g.blocks())
+        .into_par_iter()
+        .map(|b| {
+            let range = g.block_range(b);
+            let trits: Vec<u8> = range.clone().map(&trit).collect();
+            let mut lost = range.filter(|&s| trit(s) == 2).map(&half);
+            let mut counts = vec![[0u32; 2]; NODES];
+            walk_losses(g, b, &trits, |ctx, r| {
+                let h = lost.next().expect("a half distance per lost slot");
+                bits_of(ctx, r, h, |node, bit| counts[node][bit as usize] += 1);
+                h
+            });
+            counts
+        })
+        .reduce(
+            || vec![[0u32; 2]; NODES],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    x[0] += y[0];
+                    x[1] += y[1];
+                }
+                a
+            },
+        );
+    // A node seen rarely starts from nothing (its prior would cost more than it
+    // saves), and the others' probabilities are rounded so the prior compresses.
+    let mut prior = prior_of_counts(&counts);
+    for (p, &[zero, one]) in prior.iter_mut().zip(&counts) {
+        *p = if zero + one < PRIOR_SEEN {
+            0
+        } else {
+            (*p + PRIOR_STEP / 2) / PRIOR_STEP * PRIOR_STEP
+        }
+        .clamp(
+            if *p == 0 { 0 } else { PRIOR_STEP },
+            u16::MAX - PRIOR_STEP + 1,
+        );
+    }
+    prior
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::SplitMix;
+    use crate::rules::Rules;
+
+    #[test]
+    fn zigzag_round_trips() {
+        for r in [0u16, 1, 7, 100, 255] {
+            for h in r.saturating_sub(7)..=(r + 7).min(MAX_HALF) {
+                let z = zigzag(h, r);
+                if z < ESCAPE {
+                    assert_eq!(unzigzag(z, r), Some(h));
+                }
+            }
+        }
+        assert_eq!(unzigzag(1, 0), None);
+        assert_eq!(unzigzag(2, MAX_HALF), None);
+    }
+
+    #[test]
+    fn blocks_round_trip_near_and_far_distances() {
+        let rules = Rules::with_stones(4);
+        let g = Geometry::new(rules, 3, 3, [0, 0]);
+        let mut rng = SplitMix(5);
+        let trits: Vec<u8> = (0..g.size()).map(|_| (rng.next_u64() % 3) as u8).collect();
+        // Mostly alike distances, some far off, the largest and zero among them.
+        let halves: Vec<u16> = (0..g.size())
+            .map(|s| match rng.next_u64() % 20 {
+                0 => MAX_HALF,
+                1 => (rng.next_u64() % 256) as u16,
+                _ => 10 + (s % 3) as u16,
+            })
+            .collect();
+        let prior = count_prior(&g, |s| trits[s as usize], |s| halves[s as usize]);
+        assert_eq!(prior.len(), NODES);
+        let model = Model::from_prior(&prior);
+        let mut bytes = 0;
+        let mut lost = 0;
+        for b in 0..g.blocks() {
+            let r = g.block_range(b);
+            let r = r.start as usize..r.end as usize;
+            let t = &trits[r.clone()];
+            let h: Vec<u8> = r
+                .filter(|&s| trits[s] == 2)
+                .map(|s| halves[s] as u8)
+                .collect();
+            let coded = encode_block(&g, b, t, &h, &model);
+            bytes += coded.len();
+            lost += h.len();
+            assert_eq!(decode_block(&g, b, t, &coded, &model), Some(h));
+        }
+        // Skewed: far below a byte per entry.
+        assert!((bytes * 8) as f64 / (lost as f64) < 5.0, "{bytes} bytes");
+    }
+
+    #[test]
+    fn a_sector_without_losses_codes_nothing() {
+        let rules = Rules::with_stones(4);
+        let g = Geometry::new(rules, 2, 3, [0, 0]);
+        let trits = vec![1u8; g.block_range(0).count()];
+        let model = Model::from_prior(&count_prior(&g, |_| 1, |_| 0));
+        let coded = encode_block(&g, 0, &trits, &[], &model);
+        assert_eq!(decode_block(&g, 0, &trits, &coded, &model), Some(vec![]));
+    }
+}

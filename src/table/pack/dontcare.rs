@@ -1,0 +1,386 @@
+//! Don't-cares (Syzygy's rule) in the WDL section: a slot whose result a capturing
+//! ply reaches (a child in a smaller sector, or a ply that ends the game) may store
+//! any result no better than its true one, since a probe takes the better of the
+//! stored result and the capturing plies' results
+//! ([`crate::table::probe::Tablebase::probe_wdl`]); a slot that is not its class's
+//! canonical slot is never read and may store anything. Filling those slots with
+//! what compresses best shrinks the WDL section (figures in `docs/FORMAT.md`).
+//!
+//! [`fill_wdl`] fills the results of one finished sector, given a tablebase with the
+//! true values of the sectors its captures lead into.
+//!
+//! The same rule for whole values (result and distance, a full file of format
+//! version 2 written by `millbase repack`): a slot whose exact value a capturing
+//! ply reaches may store any value no better than its true one, since a probe takes
+//! the better of the stored value and the capturing plies' values
+//! ([`crate::table::probe::Tablebase::probe`]). A slot that a capture reaches only in its
+//! result, not its distance, keeps its exact value: the probe could not recover the
+//! distance. [`fill_values`] fills those slots.
+
+use crate::rules::value::{Value, Wdl};
+use crate::table::probe::{ProbeError, Tablebase};
+use crate::table::sector::Sector;
+use rayon::prelude::*;
+
+/// What a slot allows, found by [`wdl_freedom`] (and for whole values by
+/// [`fill_values`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freedom {
+    /// Only its true result.
+    Fixed,
+    /// Any result no better than its true one (a capture reaches it).
+    AtMost,
+    /// Anything: not the canonical slot of its class.
+    Any,
+}
+
+/// How many slots [`fill_wdl`] found free.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FillCounts {
+    /// Slots that are not their class's canonical slot.
+    pub duplicates: u64,
+    /// Canonical slots whose result a capturing ply reaches.
+    pub dont_cares: u64,
+    /// Slots whose stored result the fill changed.
+    pub changed: u64,
+}
+
+/// The trit of a result as [`crate::table::format::SubspaceFile::read_all_wdl`] gives it.
+fn wdl_of(trit: u16) -> Wdl {
+    match trit {
+        0 => Wdl::Draw,
+        1 => Wdl::Win,
+        _ => Wdl::Loss,
+    }
+}
+
+fn trit_of(w: Wdl) -> u16 {
+    match w {
+        Wdl::Draw => 0,
+        Wdl::Win => 1,
+        Wdl::Loss => 2,
+    }
+}
+
+/// What slot `slot` of sector `s`, whose true result is `truth`, may store in a
+/// WDL section with don't-cares (the rule [`fill_wdl`] fills by): anything if it
+/// is not its class's canonical slot, any result no better than `truth` if a
+/// capturing ply reaches `truth`, else only `truth`. `tb` gives the true results of
+/// the sectors the captures lead into.
+pub fn wdl_freedom(
+    tb: &Tablebase,
+    s: Sector,
+    slot: u64,
+    truth: Wdl,
+) -> Result<Freedom, ProbeError> {
+    let idx = tb.index();
+    let rules = tb.rules();
+    let (k, l) = s.counts();
+    let (own, opp) = idx.position(k, l, slot);
+    if idx.index(own, opp) != slot {
+        return Ok(Freedom::Any);
+    }
+    // Nothing is worse than a loss: a lost slot has no choice.
+    if truth == Wdl::Loss {
+        return Ok(Freedom::Fixed);
+    }
+    let pos = s.position(own, opp);
+    let mut best = Wdl::Loss;
+    for ply in pos.legal_plies(rules) {
+        if ply.removes() {
+            best = best.max(tb.ply_wdl(&pos.after(rules, ply))?);
+            if best >= truth {
+                return Ok(Freedom::AtMost);
+            }
+        }
+    }
+    Ok(Freedom::Fixed)
+}
+
+/// Fills the don't-cares of sector `s`: `trits[i]` is the true result of slot `i`
+/// (0 draw, 1 win, 2 loss) and becomes the result to store. `tb` gives the true
+/// results of the sectors the captures lead into (a full database: a probe of a
+/// file with don't-cares is exact too, only slower). Each free slot takes the
+/// previous slot's stored result if that is allowed, else its true result: runs
+/// grow, and the result never gets better than the truth.
+pub fn fill_wdl(tb: &Tablebase, s: Sector, trits: &mut [u16]) -> Result<FillCounts, ProbeError> {
+    let freedom = wdl_freedoms(tb, s, trits)?;
+    Ok(fill_wdl_with(trits, &freedom))
+}
+
+/// [`wdl_freedom`] of every slot of sector `s`, whose true trits are `trits`, in
+/// parallel.
+pub fn wdl_freedoms(tb: &Tablebase, s: Sector, trits: &[u16]) -> Result<Vec<Freedom>, ProbeError> {
+    trits
+        .par_iter()
+        .enumerate()
+        .map(|(slot, &trit)| wdl_freedom(tb, s, slot as u64, wdl_of(trit)))
+        .collect()
+}
+
+/// The trits a slot whose true trit is `trit` may store given its freedom, as a
+/// mask (bit 0 draw, bit 1 win, bit 2 loss), for
+/// [`crate::table::format::write_wdl_only_chosen`].
+pub fn allowed_trits(trit: u16, freedom: Freedom) -> u8 {
+    let truth = wdl_of(trit);
+    match freedom {
+        Freedom::Fixed => 1 << trit,
+        Freedom::AtMost => [Wdl::Draw, Wdl::Win, Wdl::Loss]
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w <= truth)
+            .fold(0, |m, (t, _)| m | 1 << t),
+        Freedom::Any => 7,
+    }
+}
+
+/// [`fill_wdl`] with the slots' freedom found already.
+pub fn fill_wdl_with(trits: &mut [u16], freedom: &[Freedom]) -> FillCounts {
+    let mut counts = FillCounts::default();
+    let mut prev = Wdl::Loss;
+    for (t, f) in trits.iter_mut().zip(freedom) {
+        let truth = wdl_of(*t);
+        let stored = match f {
+            Freedom::Fixed => truth,
+            Freedom::AtMost => {
+                counts.dont_cares += 1;
+                prev.min(truth)
+            }
+            Freedom::Any => {
+                counts.duplicates += 1;
+                prev
+            }
+        };
+        counts.changed += (stored != truth) as u64;
+        *t = trit_of(stored);
+        prev = stored;
+    }
+    counts
+}
+
+/// What [`fill_values`] stores in a free slot (a duplicate, or a slot whose value a
+/// capture reaches). Every fill is exact; they differ in size (figures in
+/// `docs/FORMAT.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fill {
+    /// `Loss(0)`, the worst value: always allowed; depth 0.
+    Loss,
+    /// A draw where a draw is no better than the truth (a won or drawn slot), else
+    /// `Loss(0)`: depth 0 everywhere, and no depth entry at all for the draws in a
+    /// file with decisive-only depths (format flag 4), hence the default.
+    #[default]
+    Low,
+    /// The previous slot's stored value where it is no better than the truth, else
+    /// the truth: longer runs.
+    Prev,
+    /// `Loss(0)` in a lost slot, the truth in any other (a duplicate: the previous
+    /// slot's value): the results stay as they are and only lost distances change,
+    /// the one kind of distance a file with loss-only depths stores.
+    Loss0,
+    /// `Loss(0)` in a lost slot, the truth in any other but a duplicate, which
+    /// stores the previous slot's value unless that is a loss, else a draw: made
+    /// for loss-only depths coded by the models (`millbase repack --depth-coding
+    /// model`), where a draw costs no depth entry, and a won slot, free or not,
+    /// none either (`low` turns free wins into draws, which the WDL model pays
+    /// for in sectors the side to move mostly wins).
+    Lean,
+    /// As `lean`, and the WDL model picks the result of each free slot that is
+    /// not lost: a win or a draw where a capture reaches a win, either in a
+    /// duplicate, whichever it finds likelier there (neither costs a depth entry
+    /// with loss-only depths). Only with `millbase repack --depths losses
+    /// --wdl-coding model`; see [`allowed_results`].
+    Model,
+}
+
+impl Fill {
+    /// Every fill, for measurements.
+    pub const ALL: [Fill; 6] = [
+        Fill::Loss,
+        Fill::Low,
+        Fill::Prev,
+        Fill::Loss0,
+        Fill::Lean,
+        Fill::Model,
+    ];
+
+    /// The fill's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Loss => "loss",
+            Fill::Low => "low",
+            Fill::Prev => "prev",
+            Fill::Loss0 => "loss0",
+            Fill::Lean => "lean",
+            Fill::Model => "model",
+        }
+    }
+
+    /// The fill named `name`.
+    pub fn parse(name: &str) -> Option<Fill> {
+        Fill::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The value to store in a free slot whose true value is `truth` (`None`: a
+    /// duplicate, anything goes) after a slot that stores `prev`.
+    fn choose(self, truth: Option<Value>, prev: Value) -> Value {
+        let allowed = |v: Value| truth.is_none_or(|t| v.cmp_goodness(t).is_le());
+        match self {
+            Fill::Loss => Value::Loss(0),
+            Fill::Low if allowed(Value::Draw) => Value::Draw,
+            Fill::Low => Value::Loss(0),
+            Fill::Prev if allowed(prev) => prev,
+            Fill::Prev => truth.expect("a duplicate allows anything"),
+            Fill::Loss0 => match truth {
+                Some(Value::Loss(_)) => Value::Loss(0),
+                Some(t) => t,
+                None => prev,
+            },
+            Fill::Lean | Fill::Model => match truth {
+                Some(Value::Loss(_)) => Value::Loss(0),
+                Some(t) => t,
+                None if matches!(prev, Value::Loss(_)) => Value::Draw,
+                None => prev,
+            },
+        }
+    }
+}
+
+/// Which slots of sector `s` may store a value no better than their true one:
+/// `codes[i]` is the true code of slot `i`. `tb` gives the true values of the
+/// sectors the captures lead into. Slots whose true value `matters` says no of
+/// are not probed: they are [`Freedom::Fixed`] unless duplicates.
+fn value_freedom(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &[u16],
+    matters: impl Fn(Value) -> bool + Sync,
+) -> Result<Vec<Freedom>, ProbeError> {
+    let idx = tb.index();
+    let rules = tb.rules();
+    let (k, l) = s.counts();
+    in_chunks(codes, |start, chunk| {
+        // One pin of the block cache for the chunk's probes: nested pins are free.
+        let _pinned = crate::table::format::cache::pin();
+        let slots = start..start + chunk.len() as u64;
+        slots
+            .clone()
+            .zip(idx.positions(k, l, slots))
+            .zip(chunk)
+            .map(|((slot, (own, opp)), &code)| {
+                if idx.index(own, opp) != slot {
+                    return Ok(Freedom::Any);
+                }
+                let truth = Value::from_code(code);
+                // Nothing is worse than `Loss(0)`: such a slot has no choice.
+                if truth == Value::Loss(0) || !matters(truth) {
+                    return Ok(Freedom::Fixed);
+                }
+                let pos = s.position(own, opp);
+                for ply in pos.legal_plies(rules) {
+                    if ply.removes()
+                        && tb
+                            .ply_value(&pos.after(rules, ply))?
+                            .cmp_goodness(truth)
+                            .is_ge()
+                    {
+                        return Ok(Freedom::AtMost);
+                    }
+                }
+                Ok(Freedom::Fixed)
+            })
+            .collect()
+    })
+}
+
+/// `f(start, chunk)` over `items` in chunks in parallel, each chunk's results
+/// (one per item, `chunk` starting at item `start`) in order.
+fn in_chunks<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(u64, &[T]) -> Result<Vec<R>, ProbeError> + Sync,
+) -> Result<Vec<R>, ProbeError> {
+    const CHUNK: usize = 1 << 10;
+    let parts: Vec<Vec<R>> = items
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| f((c * CHUNK) as u64, chunk))
+        .collect::<Result<_, _>>()?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// Fills the value don't-cares of sector `s`: `codes[i]` is the true code of slot
+/// `i` and becomes the code to store, by `fill`. `tb` gives the true values of the
+/// sectors the captures lead into (a database with value don't-cares gives them
+/// too, only slower). A stored value is never better than the truth, and equal to
+/// it where no capture reaches the exact value.
+pub fn fill_values(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &mut [u16],
+    fill: Fill,
+) -> Result<FillCounts, ProbeError> {
+    let freedom = value_freedom(tb, s, codes, |_| true)?;
+    Ok(fill_with(codes, &freedom, fill))
+}
+
+/// [`fill_values`] for [`Fill::Model`]: also returns the results each slot may
+/// store, as masks for [`crate::table::format::write_subspace_choosing`] (bit 0 draw, 1
+/// win, 2 loss). A lost slot stores its loss (`Loss(0)` if free), a slot whose
+/// win a capture reaches a win or a draw, a duplicate either of those, any other
+/// slot its true result. The counts' don't-cares are the free wins and losses:
+/// draws, which store a draw either way, are not probed.
+pub fn fill_values_allowing(
+    tb: &Tablebase,
+    s: Sector,
+    codes: &mut [u16],
+) -> Result<(FillCounts, Vec<u8>), ProbeError> {
+    // A draw stores a draw whatever a capture reaches (see [`allowed_results`]):
+    // its captures need no probe.
+    let freedom = value_freedom(tb, s, codes, |v| v != Value::Draw)?;
+    let allowed = codes
+        .par_iter()
+        .zip(&freedom)
+        .map(|(&c, &f)| allowed_results(Value::from_code(c).wdl(), f))
+        .collect();
+    Ok((fill_with(codes, &freedom, Fill::Model), allowed))
+}
+
+/// The results a slot whose true result is `truth` may store under [`Fill::Model`],
+/// as a mask (bit 0 draw, 1 win, 2 loss): never a loss unless it is lost, so that
+/// the lost slots (the depth entries of loss-only depths) stay the true ones.
+pub fn allowed_results(truth: Wdl, freedom: Freedom) -> u8 {
+    const DRAW: u8 = 1;
+    const WIN: u8 = 2;
+    const LOSS: u8 = 4;
+    match (freedom, truth) {
+        (_, Wdl::Loss) if freedom != Freedom::Any => LOSS,
+        (Freedom::Fixed, Wdl::Win) => WIN,
+        (Freedom::Fixed, _) => DRAW,
+        (Freedom::AtMost, Wdl::Win) => WIN | DRAW,
+        (Freedom::AtMost, _) => DRAW,
+        (Freedom::Any, _) => WIN | DRAW,
+    }
+}
+
+/// Fills `codes` (true codes) by `fill`, given each slot's freedom.
+fn fill_with(codes: &mut [u16], freedom: &[Freedom], fill: Fill) -> FillCounts {
+    let mut counts = FillCounts::default();
+    let mut prev = Value::Loss(0);
+    for (c, f) in codes.iter_mut().zip(freedom) {
+        let truth = Value::from_code(*c);
+        let stored = match f {
+            Freedom::Fixed => truth,
+            Freedom::AtMost => {
+                counts.dont_cares += 1;
+                fill.choose(Some(truth), prev)
+            }
+            Freedom::Any => {
+                counts.duplicates += 1;
+                fill.choose(None, prev)
+            }
+        };
+        counts.changed += (stored != truth) as u64;
+        *c = stored.code();
+        prev = stored;
+    }
+    counts
+}

@@ -1,0 +1,537 @@
+//! `millbase repack`: converts the full files of a database directory (format
+//! version 1) into full files with value don't-cares (format version 2, header flags
+//! 1 and 2, see `docs/FORMAT.md` and [`crate::table::pack::dontcare`]): every slot whose exact
+//! value a capturing ply reaches, and every duplicate slot, is filled with what
+//! compresses better; probes stay exact by looking at the capturing plies.
+//! Every file written also stores depths for its decisive slots only (flag 4).
+//! Without a fill (`--fill none`) the values are kept as they are and only the
+//! depth section is re-encoded so (a version 1 file's draws hold depth entries),
+//! checked slot by slot.
+//!
+//! In place or into another directory (`--out`). Per file: the true values are read
+//! from the original, filled, written to `NAME.repack` beside the destination
+//! (synced), and that file is opened and checked on every slot against the
+//! original's values (through [`Tablebase::value_in`], the probe's own rule) before
+//! it is renamed to `NAME`, replacing the original in place. So the original is
+//! never lost before its replacement is proved equal; a crash leaves either file
+//! whole. A file that is already repacked is kept, so an interrupted repack resumes.
+//! The children of a sector (the sectors its captures lead into) are read from the
+//! source directory, repacked or not: probes of either are exact.
+
+use crate::mix::splitmix64;
+use crate::rules::value::Value;
+use crate::table::dir::manifest::{Entry, Manifest, ManifestError};
+use crate::table::dir::{existing_files, open_finished_sector};
+use crate::table::format::{
+    Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
+    replace_file, write_subspace_choosing, write_subspace_with,
+};
+use crate::table::index::Index;
+use crate::table::pack::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
+use crate::table::probe::{ProbeError, Tablebase};
+use crate::table::sector::Sector;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Why a repack failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RepackError {
+    /// The source has no database files.
+    #[error("{}: no database files to repack", dir.display())]
+    Empty {
+        /// The source directory.
+        dir: PathBuf,
+    },
+    /// A source file holds win/draw/loss only: there are no values to repack.
+    #[error(
+        "{}: a WDL-only file (no distances); repack converts full files (its WDL don't-cares come from `millbase pack --wdl-only --dont-cares`)",
+        path.display()
+    )]
+    WdlOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The output directory's manifest is of other rules.
+    #[error(
+        "{}: its manifest is for rules '{found}', the source for '{expected}'; repack into another directory",
+        dir.display()
+    )]
+    OtherRules {
+        /// The output directory.
+        dir: PathBuf,
+        /// The rules of the output's manifest.
+        found: String,
+        /// The rules of the source.
+        expected: String,
+    },
+    /// The new file does not give the original's value on some slot: it is
+    /// deleted and the original kept (a bug in the fill, or a damaged source).
+    #[error(
+        "{}: the repacked file gives {found} at slot {slot} ({position}), the original {expected}; the original is kept",
+        path.display()
+    )]
+    Differs {
+        /// The original file.
+        path: PathBuf,
+        /// The first slot that differs.
+        slot: u64,
+        /// Its position, as text.
+        position: String,
+        /// The original's value.
+        expected: Value,
+        /// The repacked file's value.
+        found: Value,
+    },
+    /// A source file has value don't-cares but other depth entries than asked for:
+    /// its true values are not at hand to write again.
+    #[error(
+        "{}: repacked already with other depth entries; repack from the directory `millbase build` wrote (with `--out`)",
+        path.display()
+    )]
+    Refilled {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The options ask for a combination no file can hold.
+    #[error("{0}")]
+    Options(&'static str),
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// A value needed to fill or check the don't-cares could not be probed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+    /// The output's manifest could not be read or written.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The output directory could not be created, resolved or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// What happened to one sector.
+#[derive(Clone, Debug)]
+pub struct RepackReport {
+    /// The sector.
+    pub sector: Sector,
+    /// Index slots of the sector.
+    pub slots: u64,
+    /// Bytes of the WDL and depth sections of the source file.
+    pub before: (u64, u64),
+    /// Bytes of the WDL and depth sections of the repacked file.
+    pub after: (u64, u64),
+    /// Seconds this sector took (fill, write and check).
+    pub seconds: f64,
+    /// Whether the file was repacked already (kept as it is).
+    pub kept: bool,
+    /// Slots of this run's sectors up to and including this one, and of all of
+    /// them: how far the run is.
+    pub progress: (u64, u64),
+    /// The free slots found and filled (`None` when kept, or without a fill).
+    pub filled: Option<FillCounts>,
+}
+
+/// How to repack.
+#[derive(Clone, Debug)]
+pub struct RepackOptions {
+    /// The directory to write; `None`: replace the files in place.
+    pub out: Option<PathBuf>,
+    /// What the free slots store; `None`: no value don't-cares, every value kept
+    /// (only the depth section is re-encoded, decisive slots only).
+    pub fill: Option<Fill>,
+    /// Only these sectors (all when empty).
+    pub only: Vec<Sector>,
+    /// zstd level of the depth section ([`DEPTH_LEVEL`] unless set).
+    pub depth_level: i32,
+    /// Store the lost slots' distances only ([`crate::table::format::FLAG_LOSS_DEPTHS`]):
+    /// a probe finds a win's distance one ply ahead.
+    pub loss_depths: bool,
+    /// Model-code the WDL section ([`crate::table::format::Encoding::Model`], format
+    /// version 5) instead of zstd over packed trits.
+    pub wdl_model: bool,
+    /// Model-code the depth section ([`crate::table::format::Encoding::DepthModel`],
+    /// format version 6); only with `loss_depths` and `wdl_model`.
+    pub depth_model: bool,
+}
+
+/// How many won slots of a file with loss-only depths [`check_repacked`] values
+/// one ply ahead, about (every one in a file with fewer wins).
+pub const LOOKAHEAD_SAMPLE: u64 = 1 << 13;
+
+/// The depth section's zstd level a repack uses unless told otherwise.
+pub const DEPTH_LEVEL: i32 = 9;
+
+impl Default for RepackOptions {
+    fn default() -> Self {
+        RepackOptions {
+            out: None,
+            fill: Some(Fill::default()),
+            only: Vec::new(),
+            depth_level: DEPTH_LEVEL,
+            loss_depths: false,
+            wdl_model: false,
+            depth_model: false,
+        }
+    }
+}
+
+impl RepackOptions {
+    /// Whether the options go together: the depth model and the model's fill
+    /// need loss-only depths and the WDL model.
+    pub fn check(&self) -> Result<(), RepackError> {
+        let models = self.loss_depths && self.wdl_model;
+        if self.depth_model && !models {
+            return Err(RepackError::Options(
+                "--depth-coding model needs --depths losses and --wdl-coding model",
+            ));
+        }
+        if self.fill == Some(Fill::Model) && !models {
+            return Err(RepackError::Options(
+                "--fill model needs --depths losses and --wdl-coding model",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RepackError + '_ {
+    move |source| RepackError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Repacks every full file of `src` (or the sectors of `opts.only`) for the rules of
+/// `idx`, into `opts.out` or in place. `done` is called after each sector.
+pub fn repack(
+    src: &Path,
+    idx: &Index,
+    opts: &RepackOptions,
+    mut done: impl FnMut(&RepackReport),
+) -> Result<Vec<RepackReport>, RepackError> {
+    opts.check()?;
+    let rules = idx.rules();
+    let dest = opts.out.as_deref().unwrap_or(src);
+    std::fs::create_dir_all(dest).map_err(io_error(dest))?;
+    let in_place = src.canonicalize().map_err(io_error(src))?
+        == dest.canonicalize().map_err(io_error(dest))?;
+    let mut manifest = match Manifest::load(dest) {
+        Ok(Some(m)) if m.fingerprint() != Some(rules.fingerprint()) => {
+            return Err(RepackError::OtherRules {
+                dir: dest.to_path_buf(),
+                found: m.rules.name,
+                expected: rules.name.to_string(),
+            });
+        }
+        Ok(Some(m)) => m,
+        _ => Manifest::new(rules.name, rules.fingerprint()),
+    };
+    let source_manifest = Manifest::load(src).ok().flatten();
+    let files: Vec<_> = existing_files(src, idx)
+        .into_iter()
+        .filter(|(s, _)| opts.only.is_empty() || opts.only.contains(s))
+        .collect();
+    if files.is_empty() {
+        return Err(RepackError::Empty {
+            dir: src.to_path_buf(),
+        });
+    }
+    let tb = Tablebase::open(src)?;
+    let size = |s: Sector| {
+        let (k, l) = s.counts();
+        idx.size(k, l)
+    };
+    let total: u64 = files.iter().map(|&(s, _)| size(s)).sum();
+    let mut so_far = 0;
+    let mut reports = Vec::with_capacity(files.len());
+    for (sector, file) in files {
+        let file = file?;
+        if file.wdl_only() {
+            return Err(RepackError::WdlOnly {
+                path: file.path().to_path_buf(),
+            });
+        }
+        let start = std::time::Instant::now();
+        let job = Job {
+            src: &file,
+            tb: &tb,
+            dest,
+            idx,
+            sector,
+            fill: opts.fill,
+            depth_level: opts.depth_level,
+            loss_depths: opts.loss_depths,
+            wdl_model: opts.wdl_model,
+            depth_model: opts.depth_model,
+            in_place,
+        };
+        let (header, kept, filled) = job.run()?;
+        let old = source_manifest.as_ref().and_then(|m| m.get_sector(sector));
+        let mut entry = Entry::new(&header, old.map_or(0.0, |e| e.build_seconds));
+        if let Some(e) = old {
+            entry.longest_win_example = e.longest_win_example.clone();
+            entry.longest_loss_example = e.longest_loss_example.clone();
+        }
+        manifest.format_version = manifest.format_version.max(header.version);
+        manifest.record(dest, entry)?;
+        let s = file.header();
+        let report = RepackReport {
+            sector,
+            slots: header.size,
+            before: (s.wdl.length, s.depth_bytes()),
+            after: (header.wdl.length, header.depth_bytes()),
+            seconds: start.elapsed().as_secs_f64(),
+            kept,
+            filled,
+            progress: {
+                so_far += size(sector);
+                (so_far, total)
+            },
+        };
+        done(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// One sector to repack.
+struct Job<'a> {
+    src: &'a SubspaceFile,
+    tb: &'a Tablebase,
+    dest: &'a Path,
+    idx: &'a Index,
+    sector: Sector,
+    fill: Option<Fill>,
+    depth_level: i32,
+    loss_depths: bool,
+    wdl_model: bool,
+    depth_model: bool,
+    in_place: bool,
+}
+
+impl Job<'_> {
+    /// Writes, checks and installs the repacked file, unless it is there already.
+    /// Returns its header, whether it was kept, and the slots filled.
+    fn run(&self) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
+        if let Some(header) = self.repacked_already()? {
+            return Ok((header, true, None));
+        }
+        let name = self.sector.file_name();
+        let path = self.dest.join(&name);
+        let staging = self.dest.join(format!("{name}.repack"));
+        let (filled, header) = match self.stage(&staging) {
+            Ok(done) => done,
+            Err(e) => {
+                let _ = std::fs::remove_file(&staging);
+                return Err(e);
+            }
+        };
+        replace_file(&staging, &path)?;
+        Ok((header, false, filled))
+    }
+
+    /// Whether `f` is a file this repack would write (or better): one with the
+    /// depth entries asked for, and with value don't-cares unless there is no fill.
+    fn is_done(&self, f: &SubspaceFile) -> bool {
+        let h = f.header();
+        let depths = h.decisive_depths() && h.loss_depths() == self.loss_depths;
+        let coding = (h.wdl.encoding == Encoding::Model) == self.wdl_model;
+        // Distances too long for the depth model stay zstd (half-u16).
+        let depth_coding = h.depth.is_some_and(|d| {
+            (d.encoding == Encoding::DepthModel) == self.depth_model
+                || d.encoding == Encoding::HalfU16
+        });
+        depths && coding && depth_coding && (f.value_dont_cares() || self.fill.is_none())
+    }
+
+    /// The repacked file's header if the destination holds one made from this
+    /// source: in place, the source itself when it is repacked already (see
+    /// [`Job::is_done`]); elsewhere, an intact repacked file of the same sector
+    /// and header data.
+    fn repacked_already(&self) -> Result<Option<Header>, RepackError> {
+        if self.in_place {
+            return Ok(self.is_done(self.src).then(|| self.src.header().clone()));
+        }
+        let Ok(done) = open_finished_sector(self.dest, self.idx, self.sector) else {
+            return Ok(None);
+        };
+        let (s, d) = (self.src.header(), done.header());
+        // A source that is repacked already was copied byte for byte.
+        let same_source = !self.is_done(self.src) || s.checksum == d.checksum;
+        let same = self.is_done(&done)
+            && same_source
+            && s.meta == d.meta
+            && s.size == d.size
+            && done.verify_checksums().is_ok();
+        Ok(same.then(|| d.clone()))
+    }
+
+    /// Writes the repacked file to `staging` and checks it on every slot; a source
+    /// that is repacked already is copied (its checksums checked).
+    fn stage(&self, staging: &Path) -> Result<(Option<FillCounts>, Header), RepackError> {
+        let (k, l) = self.sector.counts();
+        let expect = Expect::sector(
+            self.idx.rules().fingerprint(),
+            self.sector,
+            self.idx.size(k, l),
+        );
+        if self.is_done(self.src) {
+            self.src.verify_checksums()?;
+            std::fs::copy(self.src.path(), staging).map_err(io_error(staging))?;
+            std::fs::File::open(staging)
+                .and_then(|f| f.sync_all())
+                .map_err(io_error(staging))?;
+            let copy = SubspaceFile::open(staging, &expect)?;
+            copy.verify_checksums()?;
+            return Ok((None, copy.header().clone()));
+        }
+        if self.src.value_dont_cares() {
+            // Its true values are known only through its capturing plies.
+            return Err(RepackError::Refilled {
+                path: self.src.path().to_path_buf(),
+            });
+        }
+        let truth = self.src.read_all()?;
+        let mut codes = truth.clone();
+        let (counts, allowed) = match self.fill {
+            Some(Fill::Model) => {
+                let (counts, allowed) = fill_values_allowing(self.tb, self.sector, &mut codes)?;
+                (Some(counts), Some(allowed))
+            }
+            Some(fill) => (
+                Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
+                None,
+            ),
+            None => (None, None),
+        };
+        let opts = WriteOptions {
+            value_dont_cares: counts.is_some(),
+            loss_depths: self.loss_depths,
+            depth_level: self.depth_level,
+            wdl_encoding: if self.wdl_model {
+                Encoding::Model
+            } else {
+                Encoding::Trits5
+            },
+            depth_model: self.depth_model,
+            ..WriteOptions::default()
+        };
+        let meta = &self.src.header().meta;
+        match allowed {
+            Some(allowed) => write_subspace_choosing(staging, meta, &codes, &opts, &allowed)?,
+            None => write_subspace_with(staging, meta, &codes, &opts)?,
+        };
+        drop(codes);
+        let staged = SubspaceFile::open(staging, &expect)?;
+        check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?;
+        Ok((counts, staged.header().clone()))
+    }
+}
+
+/// Checks that `staged`, read as a probe reads it (the stored value, raised by the
+/// capturing plies' values from `tb`), gives `truth[i]` for the position of every
+/// slot `i` of `sector`; `original` names the source in the error. A duplicate slot
+/// reads its canonical twin, so it is checked as the twin's value (and the source's
+/// duplicate must equal its twin). Decompresses every block of `staged`.
+pub fn check_repacked(
+    tb: &Tablebase,
+    sector: Sector,
+    staged: &SubspaceFile,
+    truth: &[u16],
+    original: &Path,
+) -> Result<(), RepackError> {
+    let idx = tb.index();
+    let (k, l) = sector.counts();
+    if staged.header().size != truth.len() as u64 {
+        return Err(FormatError::Mismatch {
+            path: staged.path().to_path_buf(),
+            what: format!(
+                "{} slots, the original {}",
+                staged.header().size,
+                truth.len()
+            ),
+        }
+        .into());
+    }
+    let stored = staged.read_all_partial()?;
+    let differs = |slot: usize, found: Value| RepackError::Differs {
+        path: original.to_path_buf(),
+        slot: slot as u64,
+        position: {
+            let (own, opp) = idx.position(k, l, slot as u64);
+            crate::rules::fen::format(idx.rules(), &sector.position(own, opp), Default::default())
+        },
+        expected: Value::from_code(truth[slot]),
+        found,
+    };
+    // Of the wins whose distance a probe finds one ply ahead, a sample is checked
+    // that way in a large file (each costs a probe of every ply), all in a small one.
+    let wins = stored.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count() as u64;
+    let stride = (wins / LOOKAHEAD_SAMPLE).max(1);
+    let check_win = |slot: usize| -> Result<(), RepackError> {
+        if Value::from_code(truth[slot]).wdl() != crate::rules::value::Wdl::Win {
+            return Err(differs(slot, Value::Win(1)));
+        }
+        if stride > 1 && !splitmix64(slot as u64).is_multiple_of(stride) {
+            return Ok(());
+        }
+        let (own, opp) = idx.position(k, l, slot as u64);
+        let found = tb.value_in(staged, &sector.position(own, opp))?;
+        if found.code() != truth[slot] {
+            return Err(differs(slot, found));
+        }
+        Ok(())
+    };
+    // A file without value don't-cares holds every slot's true value.
+    if !staged.value_dont_cares() {
+        return stored
+            .par_iter()
+            .zip(truth)
+            .enumerate()
+            .try_for_each(|(slot, (&s, &t))| match s {
+                WIN_BY_LOOKAHEAD => check_win(slot),
+                _ if s != t => Err(differs(slot, Value::from_code(s))),
+                _ => Ok(()),
+            });
+    }
+    // In chunks, each walking its slots' positions in order, its probes under one
+    // pin of the block cache (nested pins are free).
+    const CHUNK: usize = 1 << 10;
+    stored
+        .par_chunks(CHUNK)
+        .enumerate()
+        .try_for_each(|(c, chunk)| -> Result<(), RepackError> {
+            let _pinned = crate::table::format::cache::pin();
+            let start = (c * CHUNK) as u64;
+            let slots = start..start + chunk.len() as u64;
+            let positions = idx.positions(k, l, slots.clone());
+            for ((slot, (own, opp)), &code) in slots.zip(positions).zip(chunk) {
+                let slot = slot as usize;
+                let twin = idx.index(own, opp) as usize;
+                if twin != slot {
+                    if truth[twin] != truth[slot] {
+                        return Err(differs(slot, Value::from_code(truth[twin])));
+                    }
+                    continue;
+                }
+                if code == truth[slot] {
+                    continue;
+                }
+                if code == WIN_BY_LOOKAHEAD {
+                    check_win(slot)?;
+                    continue;
+                }
+                let found = tb.value_in(staged, &sector.position(own, opp))?;
+                let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
+                if found.code() != truth[slot] || worse.is_gt() {
+                    return Err(differs(slot, found));
+                }
+            }
+            Ok(())
+        })
+}
