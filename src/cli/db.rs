@@ -66,9 +66,7 @@ pub struct StatsArgs {
 
 /// Parses `--rules NAME`.
 pub(crate) fn rules_arg(text: &str) -> Result<&'static Rules, String> {
-    Rules::by_name(text).ok_or_else(|| {
-        format!("unknown rules '{text}': use standard or standard-N with N from 3 to 12")
-    })
+    Rules::parse(text).map_err(|e| e.to_string())
 }
 
 fn subspace_arg(text: &str) -> Result<(u32, u32)> {
