@@ -610,7 +610,9 @@ impl Rules {
         if self.move_in_placement {
             text.push_str("moveinplacement;");
         }
-        if self.full_board == FullBoard::Draw {
+        // The full board needs every point filled: it cannot happen with fewer
+        // stones, and then the rule changes no value.
+        if self.full_board == FullBoard::Draw && 2 * self.stones as usize >= self.points() {
             text.push_str("fullboard=draw;");
         }
         if self.first == Color::Black {
