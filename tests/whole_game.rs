@@ -414,15 +414,16 @@ fn check_moving_against_oracle(dir: &Path, rules: &'static Rules, o: &Oracle) {
     assert!(bad.is_empty(), "{}: {:?}", rules.name, &bad[..bad.len().min(10)]);
 }
 
-/// `no-flying-N` and `six-N` (3 and 4 stones): the builder's files, moving phase
-/// (3-3, 3-4, 4-3) and every placement sector, against the independent solver on
-/// the rule set's own board and flying rule; 4-4 is checked by `verify`.
+/// `no-flying-N`, `six-N` and `twelve-3`: the builder's files,
+/// moving phase (3-3, 3-4, 4-3) and every placement sector, against the independent
+/// solver on the rule set's own board and flying rule; 4-4 is checked by `verify`.
 #[test]
 fn variants_whole_game_equal_the_independent_solver() {
-    for base in ["no-flying", "six"] {
+    let games: [(&str, &[u8]); 3] = [("no-flying", &[3, 4]), ("six", &[3, 4]), ("twelve", &[3])];
+    for (base, counts) in games {
         let board = Board::of(base);
         let o = Oracle::solve_for(Board::of(base));
-        for stones in [3u8, 4] {
+        for &stones in counts {
             let name = format!("{base}-{stones}");
             let rules = Rules::by_name(&name).unwrap();
             let dir = build_named(&name);
@@ -452,5 +453,19 @@ fn variants_whole_game_equal_the_independent_solver() {
             eprintln!("{name}: start {value}");
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+}
+
+/// The rules the builder cannot solve are refused with the reason, before anything
+/// is written.
+#[test]
+fn unsupported_rules_are_refused() {
+    for name in ["lasker", "lasker-4", "morabaraba"] {
+        let dir = temp_dir(&format!("refused-{name}"));
+        let opts = BuildOptions::quiet(dir.join("db"), Selection::All, BuildPhase::All);
+        let err = build(Rules::by_name(name).unwrap(), &opts).unwrap_err().to_string();
+        assert!(err.contains("cannot build the rules"), "{name}: {err}");
+        assert!(!dir.join("db").exists(), "{name}: nothing written");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -96,6 +96,14 @@ pub fn diagram(rules: &Rules, pos: &Position) -> String {
             out.replace_range(at..at + 2, &format!("{mark}{fill}"));
         }
     }
+    // Points of the art the board does not have (the inner square of `six`).
+    for name in ["c3", "c4", "c5", "d3", "d5", "e3", "e4", "e5"] {
+        if rules.point(name).is_none()
+            && let Some(at) = out.match_indices(name).map(|(i, _)| i).find(|&i| i > 0)
+        {
+            out.replace_range(at..at + 2, "  ");
+        }
+    }
     out
 }
 

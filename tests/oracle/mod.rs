@@ -93,6 +93,9 @@ pub const SIX_ORDER: &str = "d6 f6 f4 f2 d2 b2 b4 b6 \
 const SIX_EDGES: &str = "a1-a4 a4-a7 a7-d7 d7-g7 g7-g4 g4-g1 g1-d1 d1-a1 \
                          b2-b4 b4-b6 b6-d6 d6-f6 f6-f4 f4-f2 f2-d2 d2-b2 \
                          a4-b4 d7-d6 g4-f4 d1-d2";
+/// The diagonal lines of `twelve` and `morabaraba` (RULES.md, "Diagonal lines").
+const DIAGONAL_EDGES: &str = "a1-b2 b2-c3 a7-b6 b6-c5 g7-f6 f6-e5 g1-f2 f2-e3";
+const DIAGONAL_MILLS: &str = "a1-b2-c3 a7-b6-c5 g7-f6-e5 g1-f2-e3";
 const SIX_MILLS: &str = "a1-a4-a7 a7-d7-g7 g7-g4-g1 g1-d1-a1 \
                          b2-b4-b6 b6-d6-f6 f6-f4-f2 f2-d2-b2";
 
@@ -130,10 +133,21 @@ impl Board {
         let base = rules.rsplit_once('-').map_or(rules, |(b, n)| {
             if n.chars().all(|c| c.is_ascii_digit()) { b } else { rules }
         });
+        let with_diagonals = |a: &str, b: &str| -> &'static str {
+            Box::leak(format!("{a} {b}").into_boxed_str())
+        };
         let (order, edges, mills, fly) = match base {
             "standard" => (CRATE_ORDER, EDGES, MILLS, true),
             "no-flying" => (CRATE_ORDER, EDGES, MILLS, false),
             "six" => (SIX_ORDER, SIX_EDGES, SIX_MILLS, false),
+            // The full board (where the two differ) needs 12 stones a side, beyond
+            // the oracle's four.
+            "twelve" | "morabaraba" => (
+                CRATE_ORDER,
+                with_diagonals(EDGES, DIAGONAL_EDGES),
+                with_diagonals(MILLS, DIAGONAL_MILLS),
+                true,
+            ),
             _ => panic!("the oracle has no rules {rules}"),
         };
         let names: Vec<&'static str> = order.split_whitespace().collect();
