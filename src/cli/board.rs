@@ -76,7 +76,23 @@ pub fn diagram(rules: &Rules, pos: &Position) -> String {
   |            |            |
 1 a1-----------d1-----------g1
    a   b   c   d   e   f   g";
-    let mut out = ART.to_string();
+    const SIX_ART: &str = "\
+7 a7-----------d7-----------g7
+  |            |            |
+6 |   b6-------d6-------f6  |
+  |   |                 |   |
+4 a4--b4                f4--g4
+  |   |                 |   |
+2 |   b2-------d2-------f2  |
+  |            |            |
+1 a1-----------d1-----------g1
+   a   b   c   d   e   f   g";
+    let art = if rules.point("d5").is_some() {
+        ART
+    } else {
+        SIX_ART
+    };
+    let mut out = art.to_string();
     for p in 0..rules.points() as u8 {
         let name = rules.name(p);
         let mark = if pos.board[0] >> p & 1 == 1 {
@@ -94,14 +110,6 @@ pub fn diagram(rules: &Rules, pos: &Position) -> String {
                 ' '
             };
             out.replace_range(at..at + 2, &format!("{mark}{fill}"));
-        }
-    }
-    // Points of the art the board does not have (the inner square of `six`).
-    for name in ["c3", "c4", "c5", "d3", "d5", "e3", "e4", "e5"] {
-        if rules.point(name).is_none()
-            && let Some(at) = out.match_indices(name).map(|(i, _)| i).find(|&i| i > 0)
-        {
-            out.replace_range(at..at + 2, "  ");
         }
     }
     out

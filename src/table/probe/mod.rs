@@ -152,7 +152,8 @@ impl Tablebase {
     /// manifest is not an error (the files are authoritative); see
     /// [`Tablebase::manifest_problem`].
     ///
-    /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
+    /// The rules are the manifest's (a name of [`Rules::names`], or `NAME-N` for a
+    /// reduced game);
     /// without a readable manifest, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
