@@ -238,7 +238,10 @@ fn rules_option_takes_every_rule_set() {
     let out = succeeds(&["moves", "--rules", "six-4", "startpos"]);
     assert_eq!(out.split_whitespace().count(), 16, "{out}");
     let out = succeeds(&["show", "--rules", "morabaraba", "startpos"]);
-    assert!(out.contains("FEN ********/********/******** w p p 0 12 0 12"), "{out}");
+    assert!(
+        out.contains("FEN ********/********/******** w p p 0 12 0 12"),
+        "{out}"
+    );
     let out = succeeds(&["show", "--rules", "six", "startpos"]);
     assert!(out.contains("FEN ********/******** w p p 0 6 0 6"), "{out}");
     let err = fails(&["perft", "1", "--rules", "nine"]);

@@ -9,7 +9,6 @@ use millbase::rules::perft::perft;
 use millbase::{Position, Rules};
 use std::collections::BTreeSet;
 
-
 // ---------------------------------------------------------------------------
 // The naive generator.
 

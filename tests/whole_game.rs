@@ -411,7 +411,12 @@ fn check_moving_against_oracle(dir: &Path, rules: &'static Rules, o: &Oracle) {
             }
         }
     }
-    assert!(bad.is_empty(), "{}: {:?}", rules.name, &bad[..bad.len().min(10)]);
+    assert!(
+        bad.is_empty(),
+        "{}: {:?}",
+        rules.name,
+        &bad[..bad.len().min(10)]
+    );
 }
 
 /// `no-flying-N`, `six-N` and `twelve-3`: the builder's files,
@@ -449,7 +454,10 @@ fn variants_whole_game_equal_the_independent_solver() {
             check_against_rules(&dir, rules, &placement);
             let start = Position::start(rules);
             let value = tb.probe(&start).unwrap();
-            assert!(same(value, placement.value(0, 0, stones as u32, stones as u32)));
+            assert!(same(
+                value,
+                placement.value(0, 0, stones as u32, stones as u32)
+            ));
             eprintln!("{name}: start {value}");
             let _ = std::fs::remove_dir_all(&dir);
         }
@@ -463,7 +471,9 @@ fn unsupported_rules_are_refused() {
     for name in ["lasker", "lasker-4", "morabaraba"] {
         let dir = temp_dir(&format!("refused-{name}"));
         let opts = BuildOptions::quiet(dir.join("db"), Selection::All, BuildPhase::All);
-        let err = build(Rules::by_name(name).unwrap(), &opts).unwrap_err().to_string();
+        let err = build(Rules::by_name(name).unwrap(), &opts)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cannot build the rules"), "{name}: {err}");
         assert!(!dir.join("db").exists(), "{name}: nothing written");
         let _ = std::fs::remove_dir_all(&dir);

@@ -165,7 +165,11 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         (14, "black's last mill to"),
     ] {
         if !(-1..rules.points() as i64).contains(&num(i, name)?) {
-            return Err(bad(i, name, "a point number of the board (0 to 23, or 0 to 15 for six), or -1 for none"));
+            return Err(bad(
+                i,
+                name,
+                "a point number of the board (0 to 23, or 0 to 15 for six), or -1 for none",
+            ));
         }
     }
     if num(15, "formed-mills mask")? != 0 {

@@ -661,9 +661,8 @@ fn automorphisms(adjacency: &[Bits], mills: &[Bits]) -> Vec<Vec<u8>> {
             if used >> q & 1 == 1 {
                 continue;
             }
-            let edges_kept = (0..p).all(|r| {
-                (adjacency[p] >> r & 1) == (adjacency[q as usize] >> image[r] & 1)
-            });
+            let edges_kept =
+                (0..p).all(|r| (adjacency[p] >> r & 1) == (adjacency[q as usize] >> image[r] & 1));
             if !edges_kept {
                 continue;
             }
@@ -795,15 +794,29 @@ mod tests {
             let four = Rules::by_name(&format!("{name}-4")).unwrap();
             assert_eq!((four.name, four.stones), (&*format!("{name}-4"), 4));
             assert!(std::ptr::eq(four.reduced(r.stones), r));
-            assert!(std::ptr::eq(Rules::by_name(&format!("{name}-4")).unwrap(), four));
+            assert!(std::ptr::eq(
+                Rules::by_name(&format!("{name}-4")).unwrap(),
+                four
+            ));
         }
         assert_eq!(Rules::by_name("six-8").unwrap().stones, 8);
-        for bad in ["six-9", "standard-13", "standard-2", "no-flying", "flying-5", "standard-", "standard-x"] {
+        for bad in [
+            "six-9",
+            "standard-13",
+            "standard-2",
+            "no-flying",
+            "flying-5",
+            "standard-",
+            "standard-x",
+        ] {
             let ok = Rules::parse(bad);
             assert_eq!(ok.is_ok(), bad == "no-flying", "{bad}");
         }
         let err = Rules::parse("sixx").unwrap_err().to_string();
-        assert!(err.contains("standard, lasker, morabaraba, twelve, no-flying, six"), "{err}");
+        assert!(
+            err.contains("standard, lasker, morabaraba, twelve, no-flying, six"),
+            "{err}"
+        );
         let err = Rules::parse("six-9").unwrap_err().to_string();
         assert!(err.contains("from 3 to 8"), "{err}");
     }

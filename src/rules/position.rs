@@ -258,7 +258,10 @@ impl Position {
         } else {
             self.to_move
         };
-        let (first, second) = (rules.first.pick(self.hand), rules.first.other().pick(self.hand));
+        let (first, second) = (
+            rules.first.pick(self.hand),
+            rules.first.other().pick(self.hand),
+        );
         let ok = rules.move_in_placement
             || if placer == rules.first {
                 first == second

@@ -131,11 +131,14 @@ impl Board {
     /// `six`, as RULES.md describes them; a `-N` suffix is ignored).
     pub fn of(rules: &str) -> Board {
         let base = rules.rsplit_once('-').map_or(rules, |(b, n)| {
-            if n.chars().all(|c| c.is_ascii_digit()) { b } else { rules }
+            if n.chars().all(|c| c.is_ascii_digit()) {
+                b
+            } else {
+                rules
+            }
         });
-        let with_diagonals = |a: &str, b: &str| -> &'static str {
-            Box::leak(format!("{a} {b}").into_boxed_str())
-        };
+        let with_diagonals =
+            |a: &str, b: &str| -> &'static str { Box::leak(format!("{a} {b}").into_boxed_str()) };
         let (order, edges, mills, fly) = match base {
             "standard" => (CRATE_ORDER, EDGES, MILLS, true),
             "no-flying" => (CRATE_ORDER, EDGES, MILLS, false),

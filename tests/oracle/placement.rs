@@ -96,10 +96,7 @@ impl Placement {
             }
             tables.extend(solved);
         }
-        Placement {
-            tables,
-            n: board.n,
-        }
+        Placement { tables, n: board.n }
     }
 
     fn solve_count(
