@@ -64,6 +64,19 @@ pub struct StatsArgs {
     json: bool,
 }
 
+/// Opens the database directory `dir` for probing, warning on standard error when
+/// its manifest could not be read (the rules then come from the files' headers).
+pub(crate) fn open_tablebase(dir: &std::path::Path) -> Result<millbase::table::probe::Tablebase> {
+    let tb = millbase::table::probe::Tablebase::open(dir)?;
+    if let Some(problem) = tb.manifest_problem() {
+        eprintln!(
+            "warning: {problem}\nwarning: the rules are read from the database files' headers: {}",
+            tb.rules().name
+        );
+    }
+    Ok(tb)
+}
+
 /// Parses `--rules NAME`.
 pub(crate) fn rules_arg(text: &str) -> Result<&'static Rules, String> {
     Rules::by_name(text).ok_or_else(|| {
@@ -130,7 +143,7 @@ fn print_reports(reports: &[PairReport], threads: usize) {
 
 /// `millbase verify`.
 pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
-    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
+    let rules = open_tablebase(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     let only = match a.only.as_deref() {
         Some(text) => Some(match Sector::parse(text) {
@@ -184,7 +197,7 @@ struct Stat {
 
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
-    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
+    let rules = open_tablebase(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     // The numbers come from the files' headers (checked by their checksum and against
     // what this program writes), not from the manifest, which is only a record; the

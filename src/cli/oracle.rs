@@ -28,7 +28,7 @@ pub struct OracleArgs {
 
 impl OracleArgs {
     fn open(&self) -> Result<Tablebase> {
-        Ok(Tablebase::open(&self.db)?)
+        super::db::open_tablebase(&self.db)
     }
 
     fn options(&self) -> OpeningOptions {

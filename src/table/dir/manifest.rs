@@ -36,7 +36,7 @@ fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
         }
         Err(FormatError::Io { source, .. }) => Err(source),
         Err(FormatError::NotAFile { kind, .. }) => Err(io::Error::other(format!(
-            "is a {kind}, not a regular file: move it away"
+            "is a {kind}, not a regular file: move it away (the database files are authoritative, and `millbase build` writes a new manifest from them)"
         ))),
         Err(e) => Err(io::Error::other(e.to_string())),
     }

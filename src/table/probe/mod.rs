@@ -153,7 +153,9 @@ impl Tablebase {
     /// [`Tablebase::manifest_problem`].
     ///
     /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
-    /// without a readable manifest, the standard rules.
+    /// without a readable manifest (missing, damaged, or of rules this program does
+    /// not know), those the database files' headers name
+    /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
         if !dir.is_dir() {
@@ -165,10 +167,13 @@ impl Tablebase {
             Ok(m) => (m, None),
             Err(e) => (None, Some(e.to_string())),
         };
+        // Without a readable manifest of known rules, the files' headers say (each
+        // carries the rules' name and fingerprint).
         let rules = manifest
             .as_ref()
             .and_then(|m| Rules::by_name(&m.rules.name))
             .filter(|r| manifest.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
         let n = rules.stones as usize + 1;
         let slots = (0..n * n * n * n)
@@ -233,7 +238,10 @@ impl Tablebase {
             if taken || !wanted {
                 continue;
             }
-            if dir.join(s.file_name()).is_file() {
+            // Anything in the file's place is registered (a FIFO, a directory, a
+            // dangling link too), so that a probe names what is wrong with it instead
+            // of calling the file missing.
+            if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
                 self.slots[i].dir = Some(number);
             } else if crate::table::pack::derived::is_marked(dir, self.rules, s) {
                 self.slots[i].derived = Some(number);

@@ -1,0 +1,286 @@
+//! Errors that misled (issue 38), each a test on the reduced game `standard-4`
+//! (built in about a second): a manifest that cannot be read, something other than
+//! a regular file where a database file belongs, a removal that names a stone that
+//! cannot be removed, impossible positions, a directory that is not complete,
+//! a manifest that does not describe its files, and an opening search whose saved
+//! values cannot be saved or read.
+
+use millbase::table::probe::Tablebase;
+use millbase::{Position, Rules, rules::fen};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("millbase-data-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs the program with `input` on standard input; a run that does not end within
+/// two minutes is killed and fails the test as hung (a guard against hangs, not a
+/// speed assertion).
+fn run_with(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the millbase binary runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    for _ in 0..1200 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    panic!("millbase {args:?} hung");
+}
+
+fn run(args: &[&str]) -> Output {
+    run_with(args, b"")
+}
+
+/// Standard output and standard error of a run that must succeed.
+fn succeeds(args: &[&str]) -> (String, String) {
+    let out = run(args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?} failed ({:?}):\n{stdout}{stderr}",
+        out.status
+    );
+    (stdout, stderr)
+}
+
+/// Standard output and standard error of a run that must fail with an exit code
+/// (not a signal) and no panic.
+fn fails(args: &[&str]) -> (String, String) {
+    let out = run(args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let what = format!("{args:?}\nstdout: {stdout}\nstderr: {stderr}");
+    assert!(!out.status.success(), "succeeded: {what}");
+    assert!(out.status.code().is_some(), "killed by a signal: {what}");
+    assert!(!stderr.contains("panicked"), "panic: {what}");
+    (stdout, stderr)
+}
+
+/// The whole game of `standard-4` (both phases), built once by the program.
+fn base() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("base");
+        succeeds(&["build", "--quiet", "--rules", "standard-4", "--db", s(&dir)]);
+        dir
+    })
+}
+
+/// A copy of [`base`] (regular files only).
+fn copy(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    for e in std::fs::read_dir(base()).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    dir
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo has no other requirements.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+fn rules() -> &'static Rules {
+    Rules::by_name("standard-4").unwrap()
+}
+
+/// A moving-phase position of `standard-4`: White (d5 e5 e4, no mill) to move, three
+/// stones each.
+const FEN_3_3: &str = "OOO*****/@@@*****/******** w m s 3 0 3 0 0 0 0 0 0 0 0 0 1";
+
+/// What goes in the place of a file in the tests of non-regular files.
+#[derive(Clone, Copy, Debug)]
+enum Odd {
+    Missing,
+    Empty,
+    Garbage,
+    Directory,
+    Fifo,
+    DevZero,
+    Dangling,
+}
+
+fn put(path: &Path, odd: Odd) {
+    let _ = std::fs::remove_file(path);
+    match odd {
+        Odd::Missing => {}
+        Odd::Empty => std::fs::write(path, b"").unwrap(),
+        Odd::Garbage => std::fs::write(path, b"{\"rules\": [garbage").unwrap(),
+        Odd::Directory => std::fs::create_dir(path).unwrap(),
+        Odd::Fifo => mkfifo(path),
+        Odd::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        Odd::Dangling => std::os::unix::fs::symlink("no-such-target.mdb", path).unwrap(),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// A manifest that cannot be read: the rules come from the files' headers.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn without_a_readable_manifest_the_rules_come_from_the_files_headers() {
+    let expected = {
+        let (out, _) = succeeds(&["probe", "--db", s(base()), FEN_3_3]);
+        out
+    };
+    for odd in [
+        Odd::Missing,
+        Odd::Empty,
+        Odd::Garbage,
+        Odd::Directory,
+        Odd::Fifo,
+    ] {
+        let dir = copy(&format!("manifest-{odd:?}"));
+        put(&dir.join("manifest.json"), odd);
+        // The library (what `serve` and UCI open) reads the rules from the files.
+        let tb = Tablebase::open(&dir).unwrap();
+        assert_eq!(tb.rules().name, "standard-4", "{odd:?}");
+        assert_eq!(
+            tb.manifest_problem().is_some(),
+            !matches!(odd, Odd::Missing)
+        );
+        let (out, err) = succeeds(&["probe", "--db", s(&dir), FEN_3_3]);
+        assert_eq!(out, expected, "{odd:?}");
+        assert!(!err.contains("another rule set"), "{odd:?}: {err}");
+        if !matches!(odd, Odd::Missing) {
+            // Why the manifest was not read is said, once.
+            assert!(err.contains("manifest.json"), "{odd:?}: {err}");
+        }
+        let (out, err) = succeeds(&["verify", "--db", s(&dir), "--only", "3-3"]);
+        assert!(out.contains("verify ok"), "{odd:?}: {out}{err}");
+        let (out, err) = succeeds(&["stats", "--db", s(&dir)]);
+        assert!(out.contains("3-3"), "{odd:?}: {out}{err}");
+        assert!(!err.contains("another rule set"), "{odd:?}: {err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Something other than a regular file in a database file's place.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_data_file_that_is_not_a_regular_file_is_named_in_every_command() {
+    for (odd, what) in [
+        (Odd::Directory, "is a directory"),
+        (Odd::Fifo, "is a FIFO"),
+        (Odd::DevZero, "is a device"),
+        (Odd::Dangling, "dangling symbolic link"),
+    ] {
+        let dir = copy(&format!("data-{odd:?}"));
+        let file = dir.join("3-3.mdb");
+        put(&file, odd);
+        let named = |err: &str| {
+            assert!(err.contains(s(&file)), "{odd:?}: {err}");
+            assert!(err.contains(what), "{odd:?}: {err}");
+            assert!(!err.contains("no database for"), "{odd:?}: {err}");
+        };
+        let (_, err) = fails(&["probe", "--db", s(&dir), FEN_3_3]);
+        named(&err);
+        let (_, err) = fails(&["analyze", "--db", s(&dir), FEN_3_3]);
+        named(&err);
+        let (_, err) = fails(&["verify", "--db", s(&dir)]);
+        named(&err);
+        let (_, err) = fails(&["stats", "--db", s(&dir)]);
+        named(&err);
+        let (_, err) = fails(&["info", "--check", s(&file)]);
+        named(&err);
+        // The engine says which file it searched around.
+        let out = run_with(
+            &["uci", "--rules", "standard-4", "--db", s(&dir)],
+            format!("position fen {FEN_3_3}\ngo depth 2\n").as_bytes(),
+        );
+        let out = text(&out.stdout);
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("info string error: a database file is damaged"))
+            .unwrap_or_else(|| panic!("{odd:?}: no damage reported:\n{out}"));
+        named(line);
+        // The library too.
+        let tb = Tablebase::open(&dir).unwrap();
+        let (pos, _) = fen::parse(rules(), FEN_3_3).unwrap();
+        let err = tb.probe(&pos).unwrap_err().to_string();
+        named(&err);
+    }
+}
+
+#[test]
+fn build_names_a_directory_in_a_files_place_before_any_work() {
+    let dir = copy("build-dir");
+    let file = dir.join("3-3.mdb");
+    put(&file, Odd::Directory);
+    let (_, err) = fails(&["build", "--quiet", "--rules", "standard-4", "--db", s(&dir)]);
+    assert!(
+        err.contains(s(&file)) && err.contains("is a directory, not a regular file"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------
+// Plies and positions.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn a_removal_of_a_stone_that_cannot_be_removed_says_why() {
+    // White closes a7 d7 g7; d5 is empty.
+    let (_, err) = fails(&["show", "startpos moves a7 d6 d7 f4 g7xd5"]);
+    assert!(err.contains("d5 is not a removable stone"), "{err}");
+    assert!(err.contains("d5 is empty"), "{err}");
+    assert!(!err.contains("must place one"), "{err}");
+    // White's own stone.
+    let (_, err) = fails(&["show", "startpos moves a7 d6 d7 f4 g7xa7"]);
+    assert!(err.contains("a7 holds your own stone"), "{err}");
+    // A black stone in a mill while Black has one outside mills: Black has the
+    // mill b6 d6 f6 and a stone on a1 (the standard
+    // game: `show` plays nine stones a side).
+    let (_, err) = fails(&["show", "startpos moves a7 b6 d7 d6 g1 f6xg1 g4 a1 g7xd6"]);
+    assert!(err.contains("d6 stands in a mill"), "{err}");
+    assert!(err.contains("a1"), "{err}");
+    // A removal named on a ply that closes no mill.
+    let (_, err) = fails(&["show", "startpos moves a7xd6"]);
+    assert!(err.contains("a7 closes no mill"), "{err}");
+}
+
+#[test]
+fn a_removal_pending_without_a_mill_is_refused() {
+    // White to remove, but White has no mill on the board.
+    let fen = "OOO*****/@@@*****/******** w m r 3 0 3 0 1 0 -1 -1 -1 -1 0 0 1";
+    let (out, err) = fails(&["probe", "--db", s(base()), fen]);
+    assert!(!out.contains("win"), "{out}");
+    assert!(err.contains("no mill on the board"), "{err}");
+    assert!(fen::parse(rules(), fen).is_err());
+    // With White's mill c5 d5 e5 the same removal is a position.
+    let ok = "OO*****O/@@@*****/******** w m r 3 0 3 0 1 0 -1 -1 -1 -1 0 0 1";
+    assert!(fen::parse(rules(), ok).is_ok());
+    succeeds(&["probe", "--db", s(base()), ok]);
+    let mut pos: Position = fen::parse(rules(), FEN_3_3).unwrap().0;
+    pos.pending_removal = true;
+    assert!(pos.validate(rules()).is_err());
+}
