@@ -284,3 +284,212 @@ fn a_removal_pending_without_a_mill_is_refused() {
     pos.pending_removal = true;
     assert!(pos.validate(rules()).is_err());
 }
+
+// ---------------------------------------------------------------------------------
+// verify: what should be there, WDL-only directories, misnamed files.
+// ---------------------------------------------------------------------------------
+
+/// A repack into `--out` killed after its first files: the manifest records what the
+/// run set out to write, and verify names what is missing and fails.
+#[test]
+fn verify_names_the_files_a_killed_run_did_not_write() {
+    let out = temp_dir("killed-repack");
+    // A repack that stops after three files, as one killed there would (its
+    // manifest is saved after each file): run it whole, then take the rest away.
+    succeeds(&["repack", "--quiet", "--db", s(base()), "--out", s(&out)]);
+    let mut gone = Vec::new();
+    for e in std::fs::read_dir(&out).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".mdb") && !["3-3.mdb", "3-4.mdb", "4-3.mdb"].contains(&name.as_str()) {
+            std::fs::remove_file(out.join(&name)).unwrap();
+            gone.push(name);
+        }
+    }
+    assert_eq!(gone.len(), 16);
+    let (stdout, stderr) = fails(&["verify", "--db", s(&out)]);
+    assert!(stdout.contains("verify FAILED"), "{stdout}{stderr}");
+    assert!(!stdout.contains("verify ok"), "{stdout}");
+    for name in &gone {
+        assert!(stdout.contains(name.as_str()), "{name} not named: {stdout}");
+    }
+
+    // The manifest of a run that did not finish lists what it had still to write.
+    let out = temp_dir("killed-repack-pending");
+    let sectors: Vec<_> = ["3-3", "3-4", "4-3", "4-4"]
+        .iter()
+        .map(|n| millbase::table::sector::Sector::parse(n).unwrap())
+        .collect();
+    let mut m = millbase::table::dir::manifest::Manifest::new(rules().name, rules().fingerprint());
+    m.plan(&out, &sectors).unwrap();
+    for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb"] {
+        std::fs::copy(base().join(f), out.join(f)).unwrap();
+        let file = millbase::table::format::SubspaceFile::open(
+            &out.join(f),
+            &millbase::table::format::Expect::any(),
+        )
+        .unwrap();
+        m.record(
+            &out,
+            millbase::table::dir::manifest::Entry::new(file.header(), 0.0),
+        )
+        .unwrap();
+    }
+    let saved = millbase::table::dir::manifest::Manifest::load(&out)
+        .unwrap()
+        .unwrap();
+    assert_eq!(saved.pending, ["4-4"]);
+    let (stdout, _) = fails(&["verify", "--db", s(&out)]);
+    assert!(stdout.contains("4-4.mdb"), "{stdout}");
+    // A run that finishes leaves nothing pending.
+    let (_, _) = succeeds(&["repack", "--quiet", "--db", s(base()), "--out", s(&out)]);
+    let saved = millbase::table::dir::manifest::Manifest::load(&out)
+        .unwrap()
+        .unwrap();
+    assert!(saved.pending.is_empty(), "{:?}", saved.pending);
+    let (stdout, _) = succeeds(&["verify", "--db", s(&out), "--only", "3-3"]);
+    assert!(stdout.contains("verify ok"), "{stdout}");
+}
+
+#[test]
+fn verify_checks_a_wdl_only_directory_against_successors() {
+    let w = temp_dir("wdl-only");
+    let _ = std::fs::remove_dir_all(&w);
+    succeeds(&[
+        "pack",
+        "--wdl-only",
+        "--quiet",
+        "--db",
+        s(base()),
+        "--out",
+        s(&w),
+    ]);
+    let (stdout, stderr) = succeeds(&["verify", "--db", s(&w), "--only", "3-3"]);
+    assert!(stdout.contains("verify ok"), "{stdout}{stderr}");
+    assert!(stdout.contains("win/draw/loss"), "{stdout}");
+    let (stdout, stderr) = succeeds(&["verify", "--db", s(&w), "--only", "2-2-2-2"]);
+    assert!(stdout.contains("verify ok"), "{stdout}{stderr}");
+
+    // One win of 3-3 stored as a draw: verify finds it.
+    use millbase::table::format::{Expect, SubspaceFile, WriteOptions, write_subspace_with};
+    let full = SubspaceFile::open(&base().join("3-3.mdb"), &Expect::any()).unwrap();
+    let mut codes = full.read_all().unwrap();
+    let idx = millbase::table::index::Index::for_rules(rules());
+    let slot = (0..codes.len())
+        .find(|&i| {
+            let (own, opp) = idx.position(3, 3, i as u64);
+            idx.index(own, opp) == i as u64 && codes[i] == millbase::Value::Win(3).code()
+        })
+        .expect("a canonical win in 3");
+    codes[slot] = millbase::Value::Draw.code();
+    let path = w.join("3-3.mdb");
+    std::fs::remove_file(&path).unwrap();
+    let opts = WriteOptions {
+        wdl_only: true,
+        ..WriteOptions::default()
+    };
+    write_subspace_with(&path, &full.header().meta, &codes, &opts).unwrap();
+    let (stdout, stderr) = fails(&["verify", "--db", s(&w), "--only", "3-3"]);
+    assert!(stdout.contains("verify FAILED"), "{stdout}{stderr}");
+    assert!(stdout.contains("stored draw, expected win"), "{stdout}");
+}
+
+#[test]
+fn info_check_refuses_a_file_named_for_another_sector() {
+    let dir = temp_dir("misnamed");
+    let file = dir.join("3-3.mdb");
+    std::fs::copy(base().join("3-4.mdb"), &file).unwrap();
+    let (_, err) = fails(&["info", "--check", s(&file)]);
+    assert!(err.contains("named for sector 3-3 but holds 3-4"), "{err}");
+    // Correctly named, it passes.
+    let file = dir.join("3-4.mdb");
+    std::fs::copy(base().join("3-4.mdb"), &file).unwrap();
+    succeeds(&["info", "--check", s(&file)]);
+}
+
+#[test]
+fn repack_into_a_wdl_only_package_says_the_files_hold_distances() {
+    let w = temp_dir("repack-over-wdl");
+    let _ = std::fs::remove_dir_all(&w);
+    succeeds(&[
+        "pack",
+        "--wdl-only",
+        "--quiet",
+        "--db",
+        s(base()),
+        "--out",
+        s(&w),
+    ]);
+    let m = millbase::table::dir::manifest::Manifest::load(&w)
+        .unwrap()
+        .unwrap();
+    assert!(m.wdl_only);
+    succeeds(&["repack", "--quiet", "--db", s(base()), "--out", s(&w)]);
+    let m = millbase::table::dir::manifest::Manifest::load(&w)
+        .unwrap()
+        .unwrap();
+    assert!(
+        !m.wdl_only,
+        "the manifest says WDL only over files with distances"
+    );
+    let tb = Tablebase::open(&w).unwrap();
+    assert!(!tb.wdl_only());
+    let (out, _) = succeeds(&["probe", "--db", s(&w), FEN_3_3]);
+    assert!(out.contains(" in "), "a distance: {out}");
+}
+
+// ---------------------------------------------------------------------------------
+// The opening search's saved values.
+// ---------------------------------------------------------------------------------
+
+/// The moving phase of `standard-4` only: placement positions are searched.
+fn moving_only(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    for e in std::fs::read_dir(base()).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let moving = name
+            .strip_suffix(".mdb")
+            .and_then(millbase::table::sector::Sector::parse)
+            .is_some_and(|s| s.is_moving());
+        if moving {
+            std::fs::copy(base().join(&name), dir.join(&name)).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn solve_answers_and_warns_when_its_values_cannot_be_saved() {
+    let dir = moving_only("unsaved");
+    // The saved values cannot be written (their temporary file's place is taken;
+    // a read-only directory does the same for any user but root).
+    std::fs::create_dir(dir.join("opening.bin.tmp")).unwrap();
+    let (out, err) = succeeds(&["solve", "--db", s(&dir)]);
+    assert!(out.contains("value        draw"), "{out}");
+    assert!(err.starts_with("warning: "), "{err}");
+    assert!(err.contains("not saved"), "{err}");
+}
+
+#[test]
+fn a_damaged_opening_file_is_ignored_with_a_warning_and_rewritten() {
+    let dir = moving_only("damaged-opening");
+    let (out, _) = succeeds(&["solve", "--db", s(&dir)]);
+    assert!(out.contains("saved"), "{out}");
+    let expected = succeeds(&["probe", "--db", s(&dir), "startpos moves a7"]).0;
+    // Damage the saved values.
+    let path = dir.join("opening.bin");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let (out, err) = succeeds(&["probe", "--db", s(&dir), "startpos moves a7"]);
+    assert_eq!(out, expected);
+    assert!(
+        err.contains("opening.bin") && err.contains("ignored"),
+        "{err}"
+    );
+    // solve writes the file anew, and the warning goes.
+    succeeds(&["solve", "--db", s(&dir)]);
+    let (out, err) = succeeds(&["probe", "--db", s(&dir), "startpos moves a7"]);
+    assert_eq!(out, expected);
+    assert!(err.is_empty(), "{err}");
+}

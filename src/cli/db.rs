@@ -155,8 +155,21 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
         }),
         None => None,
     };
+    // What the manifest says should be here (its entries, and what a build, pack or
+    // repack set out to write) but is not: a run killed half-way, or a file deleted.
+    let missing: Vec<String> = match (&only, Manifest::load(&a.db)) {
+        (None, Ok(Some(m))) => m
+            .missing(&a.db)
+            .into_iter()
+            .filter(|name| {
+                Sector::parse(name)
+                    .is_some_and(|s| !millbase::table::pack::derived::is_marked(&a.db, rules, s))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let checks = verify::check(&a.db, idx, only)?;
-    if checks.is_empty() {
+    if checks.is_empty() && missing.is_empty() {
         bail!(
             "no database files in {}: run `millbase build --db {}` first",
             a.db.display(),
@@ -166,20 +179,55 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let mut bad = 0;
     for c in &checks {
         println!(
-            "{}: {} slots, {} mismatches",
-            c.sector, c.slots, c.mismatches
+            "{}: {} slots, {} mismatches{}",
+            c.sector,
+            c.slots,
+            c.mismatches,
+            if c.wdl_only {
+                " (win/draw/loss only)"
+            } else {
+                ""
+            }
         );
         for m in &c.examples {
             let fen = millbase::rules::fen::format(idx.rules(), &m.position, Default::default());
-            println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
+            if c.wdl_only {
+                println!(
+                    "  {fen}: stored {}, expected {}",
+                    m.stored.wdl(),
+                    m.expected.wdl()
+                );
+            } else {
+                println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
+            }
         }
         bad += c.mismatches;
     }
+    if !missing.is_empty() {
+        println!(
+            "verify FAILED: {} files the manifest lists are missing: {} (a build, pack or repack into {} did not finish, or the files were removed: run it again)",
+            missing.len(),
+            missing
+                .iter()
+                .map(|n| format!("{n}.mdb"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            a.db.display()
+        );
+    }
     if bad > 0 {
         println!("verify FAILED: {bad} mismatches");
+    }
+    if bad > 0 || !missing.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    println!("verify ok: every value agrees with its successors");
+    if checks.iter().any(|c| c.wdl_only) {
+        println!(
+            "verify ok: every win/draw/loss agrees with its successors (without distances this shows they are consistent, not that no win or loss was stored as a draw: verify the full database for that)"
+        );
+    } else {
+        println!("verify ok: every value agrees with its successors");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

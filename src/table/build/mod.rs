@@ -310,6 +310,17 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
     let bars = Bars::new(opts.quiet, &pairs, &sectors, idx);
     let mut manifest =
         Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    // What this run is to write, recorded before the first file: a run killed
+    // half-way leaves in the manifest what is missing (`millbase verify` names it).
+    // A directory that cannot be written is not an error yet: one with every file
+    // finished needs no writing (the first file written reports it otherwise).
+    let targets: Vec<Sector> = pairs
+        .iter()
+        .flat_map(|&p| subspaces(p))
+        .map(|(k, l)| Sector::moving(k as u8, l as u8))
+        .chain(sectors.iter().copied())
+        .collect();
+    let _ = manifest.plan(&opts.db, &targets);
     let mut reports = Vec::new();
     for &pair in &pairs {
         let slots: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
