@@ -263,6 +263,9 @@ fn a_removal_of_a_stone_that_cannot_be_removed_says_why() {
     let (_, err) = fails(&["show", "startpos moves a7 b6 d7 d6 g1 f6xg1 g4 a1 g7xd6"]);
     assert!(err.contains("d6 stands in a mill"), "{err}");
     assert!(err.contains("a1"), "{err}");
+    // A lone removal with none pending.
+    let (_, err) = fails(&["show", "startpos moves a7 d6 d7 f4 g7 xf4 xd6"]);
+    assert!(err.contains("no removal is pending"), "{err}");
     // A removal named on a ply that closes no mill.
     let (_, err) = fails(&["show", "startpos moves a7xd6"]);
     assert!(err.contains("a7 closes no mill"), "{err}");
@@ -492,4 +495,42 @@ fn a_damaged_opening_file_is_ignored_with_a_warning_and_rewritten() {
     let (out, err) = succeeds(&["probe", "--db", s(&dir), "startpos moves a7"]);
     assert_eq!(out, expected);
     assert!(err.is_empty(), "{err}");
+}
+
+// ---------------------------------------------------------------------------------
+// Found attacking it again.
+// ---------------------------------------------------------------------------------
+
+/// `--db` naming a file said "no database directory here; build one with
+/// `millbase build --db FILE`", which cannot work.
+#[test]
+fn a_db_that_is_a_file_or_fifo_is_named_as_such() {
+    let file = base().join("3-3.mdb");
+    let (_, err) = fails(&["probe", "--db", s(&file), FEN_3_3]);
+    assert!(err.contains("is a file, not a database directory"), "{err}");
+    assert!(!err.contains("millbase build"), "{err}");
+    let dir = temp_dir("db-fifo");
+    let fifo = dir.join("db");
+    mkfifo(&fifo);
+    let (_, err) = fails(&["stats", "--db", s(&fifo)]);
+    assert!(err.contains("is a FIFO, not a database directory"), "{err}");
+    let (_, err) = fails(&["probe", "--db", s(&dir.join("none")), FEN_3_3]);
+    assert!(err.contains("no database directory here"), "{err}");
+}
+
+/// A FIFO in the place of a derived sector's marker (`k-l.derived`) hung every
+/// command that opened the directory: the marker was read with a blocking open.
+#[test]
+fn a_fifo_for_a_derived_marker_does_not_hang() {
+    let dir = copy("marker-fifo");
+    std::fs::remove_file(dir.join("4-3.mdb")).unwrap();
+    mkfifo(&dir.join("4-3.derived"));
+    // A position of 3-4, whose file is there.
+    let (out, _) = succeeds(&[
+        "probe",
+        "--db",
+        s(&dir),
+        "OOO*****/@@@@****/******** w m s 3 0 4 0 0 0 0 0 0 0 0 0 1",
+    ]);
+    assert!(!out.is_empty());
 }

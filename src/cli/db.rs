@@ -161,9 +161,11 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
         (None, Ok(Some(m))) => m
             .missing(&a.db)
             .into_iter()
+            // Sectors of these rules only, and not derived (no file by design).
             .filter(|name| {
-                Sector::parse(name)
-                    .is_some_and(|s| !millbase::table::pack::derived::is_marked(&a.db, rules, s))
+                Sector::parse(name).is_some_and(|s| {
+                    s.is_valid(rules) && !millbase::table::pack::derived::is_marked(&a.db, rules, s)
+                })
             })
             .collect(),
         _ => Vec::new(),

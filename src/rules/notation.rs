@@ -120,6 +120,12 @@ fn removal_hint(rules: &Rules, pos: &Position, legal: &[Ply], ply: Ply) -> Optio
     if !ply.removes() {
         return None;
     }
+    if ply.is_lone_removal() && !pos.pending_removal {
+        return Some(
+            ": no removal is pending; a stone is removed only by the ply that closes a mill (write it as d6xg7 or a1-a4xg7)"
+                .into(),
+        );
+    }
     let unremoved = Ply {
         remove: NONE,
         ..ply

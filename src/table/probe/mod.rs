@@ -37,14 +37,15 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// The database directory does not exist or is not a directory.
-    #[error(
-        "{}: no database directory here; build one with `millbase build --db {}`",
-        dir.display(),
-        dir.display()
-    )]
+    #[error("{}: {}", dir.display(), what.as_deref().map_or_else(
+        || format!("no database directory here; build one with `millbase build --db {}`", dir.display()),
+        |what| format!("is {what}, not a database directory: give the directory that holds the database files")
+    ))]
     NoDatabase {
         /// The directory given.
         dir: PathBuf,
+        /// What is there instead (`a file`, `a FIFO`, ...), if anything is.
+        what: Option<String>,
     },
     /// The file of the position's subspace is not in the database directory.
     #[error("no database for subspace {subspace} in {}: {hint}", dir.display())]
@@ -104,6 +105,20 @@ impl ProbeError {
     }
 }
 
+/// What is at `path` if something other than a directory is (`a file`, `a FIFO`,
+/// ...), `None` if nothing is (a dangling link counts as nothing).
+fn not_a_directory(path: &Path) -> Option<String> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    Some(if kind.is_file() {
+        "a file".to_string()
+    } else {
+        match crate::table::format::open_regular(path) {
+            Err(FormatError::NotAFile { kind, .. }) => format!("a {kind}"),
+            _ => "a special file".to_string(),
+        }
+    })
+}
+
 /// A database directory opened for probing.
 pub struct Tablebase {
     /// The directories, in the order they were added; a file is read from the first
@@ -161,6 +176,7 @@ impl Tablebase {
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
+                what: not_a_directory(dir),
             });
         }
         let (manifest, manifest_problem) = match Manifest::load(dir) {
@@ -208,6 +224,7 @@ impl Tablebase {
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
+                what: not_a_directory(dir),
             });
         }
         if let Ok(Some(m)) = Manifest::load(dir)
