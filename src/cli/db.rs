@@ -207,8 +207,13 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
     }
     if !missing.is_empty() {
         println!(
-            "verify FAILED: {} files the manifest lists are missing: {} (a build, pack or repack into {} did not finish, or the files were removed: run it again)",
-            missing.len(),
+            "verify FAILED: {} the manifest lists {} missing: {} (a build, pack or repack into {} did not finish, or the files were removed: run it again)",
+            if missing.len() == 1 {
+                "1 file".to_string()
+            } else {
+                format!("{} files", missing.len())
+            },
+            if missing.len() == 1 { "is" } else { "are" },
             missing
                 .iter()
                 .map(|n| format!("{n}.mdb"))
