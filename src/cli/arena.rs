@@ -123,7 +123,11 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
             .context("--openings first-placements: the start position has no legal ply")?;
     }
     config.seed = args.seed;
-    config.threads = args.threads.max(1);
+    config.threads = millbase::memory::check_threads(
+        "--threads",
+        args.threads as u64,
+        millbase::memory::thread_limit(),
+    )?;
     config.only_game = args.only_game;
     config.max_quiet = args.max_quiet;
     config.max_plies = args.max_plies;
