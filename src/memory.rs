@@ -101,6 +101,15 @@ impl From<SizeError> for String {
     }
 }
 
+/// `option` and `value` as a user wrote them: `--threads 5`, `hash=5`.
+fn typed(option: &str, value: u64) -> String {
+    if option.ends_with('=') {
+        format!("{option}{value}")
+    } else {
+        format!("{option} {value}")
+    }
+}
+
 /// The fewest threads [`thread_limit`] allows, whatever the cores.
 const THREAD_FLOOR: usize = 64;
 
@@ -118,7 +127,7 @@ pub fn thread_limit() -> usize {
 /// Returns the size as a `usize`.
 pub fn check_mib(option: &str, mib: u64) -> Result<usize, SizeError> {
     if mib == 0 {
-        return Err(SizeError(format!("{option} 0: give at least 1 (MiB)")));
+        return Err(SizeError(format!("{}: give at least 1 (MiB)", typed(option, 0))));
     }
     // An allocation may not exceed isize::MAX bytes.
     let most_addressable = isize::MAX as u64 >> 20;
@@ -134,23 +143,25 @@ pub fn check_mib(option: &str, mib: u64) -> Result<usize, SizeError> {
     };
     if mib > most {
         return Err(SizeError(format!(
-            "{option} {mib} is more than {what}; give at most {}",
+            "{} is more than {what}; give at most {}",
+            typed(option, mib),
             most.max(1)
         )));
     }
-    usize::try_from(mib).map_err(|_| SizeError(format!("{option} {mib} is too large")))
+    usize::try_from(mib).map_err(|_| SizeError(format!("{} is too large", typed(option, mib))))
 }
 
 /// Checks a thread count that a user typed (`option` names it in the error): 1 to
 /// `most` (a caller's own cap, or [`thread_limit`]).
 pub fn check_threads(option: &str, threads: u64, most: usize) -> Result<usize, SizeError> {
     if threads == 0 {
-        return Err(SizeError(format!("{option} 0: give at least 1")));
+        return Err(SizeError(format!("{}: give at least 1", typed(option, 0))));
     }
     match usize::try_from(threads) {
         Ok(n) if n <= most => Ok(n),
         _ => Err(SizeError(format!(
-            "{option} {threads} is more threads than this machine runs usefully; give at most {most}"
+            "{} is more threads than this machine runs usefully; give at most {most}",
+            typed(option, threads)
         ))),
     }
 }
