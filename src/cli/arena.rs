@@ -71,9 +71,10 @@ pub struct ArenaArgs {
     /// Seconds a uci: player may take for one search before it loses as silent.
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     uci_timeout: Option<u64>,
-    /// Append every game as a JSON line to this file as soon as it ends. A file
-    /// already holding games of this match (the same arguments) resumes it: those
-    /// games are not played again, and the report covers the whole match.
+    /// Append every game as a JSON line to this file as soon as it ends (a finished
+    /// match is left in game order). A file already holding games of this match
+    /// (the same arguments) resumes it: those games are not played again, and the
+    /// report covers the whole match.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print the summary as one JSON object.
@@ -180,6 +181,17 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     let mut records = records?;
     records.extend(done);
     records.sort_by_key(|r| r.game);
+    if let Some(path) = &args.out {
+        // The games went in as they ended; the finished match is left in game order
+        // (written aside and renamed over, so no game is lost on the way).
+        drop(out);
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".sorting");
+        let aside = PathBuf::from(aside);
+        write_json_lines(&aside, &records)
+            .and_then(|()| Ok(std::fs::rename(&aside, path)?))
+            .with_context(|| format!("--out {}: putting the games in order", path.display()))?;
+    }
     let summary = arena::summarize(&config, &records);
     let text = if args.json {
         format!("{}\n", serde_json::to_string(&summary)?)
