@@ -127,7 +127,10 @@ pub fn thread_limit() -> usize {
 /// Returns the size as a `usize`.
 pub fn check_mib(option: &str, mib: u64) -> Result<usize, SizeError> {
     if mib == 0 {
-        return Err(SizeError(format!("{}: give at least 1 (MiB)", typed(option, 0))));
+        return Err(SizeError(format!(
+            "{}: give at least 1 (MiB)",
+            typed(option, 0)
+        )));
     }
     // An allocation may not exceed isize::MAX bytes.
     let most_addressable = isize::MAX as u64 >> 20;
@@ -174,10 +177,18 @@ mod tests {
     fn sizes_beyond_memory_are_errors_naming_the_option() {
         for mib in [u64::MAX, 1 << 44, 1_000_000_000] {
             let e = check_mib("--table-mib", mib).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--table-mib {mib} is more than")), "{e}");
+            assert!(
+                e.starts_with(&format!("--table-mib {mib} is more than")),
+                "{e}"
+            );
             assert!(e.contains("give at most"), "{e}");
         }
-        assert!(check_mib("hash=", 0).unwrap_err().to_string().contains("at least 1"));
+        assert!(
+            check_mib("hash=", 0)
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
         assert_eq!(check_mib("hash=", 1), Ok(1));
     }
 

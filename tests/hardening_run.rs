@@ -91,7 +91,14 @@ fn moving_only() -> &'static Path {
         let dir = temp_dir("g4m");
         let db = dir.to_str().unwrap();
         let out = run(&[
-            "build", "--rules", "standard-4", "--phase", "moving", "--db", db, "--quiet",
+            "build",
+            "--rules",
+            "standard-4",
+            "--phase",
+            "moving",
+            "--db",
+            db,
+            "--quiet",
         ]);
         assert!(out.status.success(), "build: {}", text(&out.stderr));
         dir
@@ -116,15 +123,27 @@ fn table_sizes_beyond_memory_are_one_line_errors_naming_the_most() {
         for (command, args) in [("probe", &probe[..]), ("play", &play[..])] {
             let e = fails(args);
             assert!(
-                e.contains(&format!("--table-mib {mib} is more than")) && e.contains("give at most"),
+                e.contains(&format!("--table-mib {mib} is more than"))
+                    && e.contains("give at most"),
                 "{command}: {e}"
             );
         }
-        let e = fails(&["serve", "--db", db, "--addr", "127.0.0.1:0", "--table-mib", mib]);
+        let e = fails(&[
+            "serve",
+            "--db",
+            db,
+            "--addr",
+            "127.0.0.1:0",
+            "--table-mib",
+            mib,
+        ]);
         assert!(e.contains("give at most"), "serve: {e}");
         let player = format!("engine:depth=1,hash={mib}");
         let e = fails(&["arena", &player, "random", "--games", "1", "--db", db]);
-        assert!(e.contains(&format!("hash={mib} is more than")), "arena: {e}");
+        assert!(
+            e.contains(&format!("hash={mib} is more than")),
+            "arena: {e}"
+        );
     }
     let e = fails(&["probe", "--db", db, "--table-mib", "0", position]);
     assert!(e.contains("at least 1"), "{e}");
@@ -134,10 +153,32 @@ fn table_sizes_beyond_memory_are_one_line_errors_naming_the_most() {
 fn thread_counts_beyond_the_cap_are_refused_before_any_work() {
     let dir = temp_dir("threads");
     let db = s(&dir);
-    let e = fails(&["build", "--rules", "standard-4", "--threads", "5000", "--db", db]);
-    assert!(e.contains("--threads 5000") && e.contains("give at most"), "{e}");
-    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "build wrote files");
-    let e = fails(&["arena", "random", "random", "--games", "1", "--threads", "100000"]);
+    let e = fails(&[
+        "build",
+        "--rules",
+        "standard-4",
+        "--threads",
+        "5000",
+        "--db",
+        db,
+    ]);
+    assert!(
+        e.contains("--threads 5000") && e.contains("give at most"),
+        "{e}"
+    );
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "build wrote files"
+    );
+    let e = fails(&[
+        "arena",
+        "random",
+        "random",
+        "--games",
+        "1",
+        "--threads",
+        "100000",
+    ]);
     assert!(e.contains("--threads 100000"), "{e}");
 }
 
@@ -198,8 +239,22 @@ fn every_size_option_answers_random_values_without_panic() {
     runner
         .run(&size(), |v| {
             // The checks themselves.
-            judged("--table-mib", v, mem, millbase::memory::check_mib("--table-mib", v).map(|_| ()).map_err(|e| e.to_string()));
-            judged("--threads", v, threads, millbase::memory::check_threads("--threads", v, threads as usize).map(|_| ()).map_err(|e| e.to_string()));
+            judged(
+                "--table-mib",
+                v,
+                mem,
+                millbase::memory::check_mib("--table-mib", v)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+            );
+            judged(
+                "--threads",
+                v,
+                threads,
+                millbase::memory::check_threads("--threads", v, threads as usize)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+            );
             // The arena's engine player: hash= and threads=.
             for key in ["hash", "threads"] {
                 let spec = format!("engine:depth=1,{key}={v}");
@@ -252,7 +307,10 @@ fn uci_stops_a_search_at_the_end_of_its_input_and_answers() {
 #[test]
 fn play_refuses_a_line_that_is_not_utf8_and_starts_at_full_move_1() {
     let db = s(moving_only());
-    let out = run_with(&["play", "--db", db, "--table-mib", "8"], b"\xff\xfe d6\nquit\n");
+    let out = run_with(
+        &["play", "--db", db, "--table-mib", "8"],
+        b"\xff\xfe d6\nquit\n",
+    );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("not valid UTF-8"), "{stdout}");
@@ -320,7 +378,9 @@ impl Server {
     /// until the server closes the connection.
     fn ask(&self, request: &[u8]) -> (u16, String) {
         let mut stream = std::net::TcpStream::connect(&self.addr).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
         let _ = stream.write_all(request);
         let mut answer = Vec::new();
         let _ = stream.read_to_end(&mut answer);
@@ -337,7 +397,9 @@ impl Server {
     }
 
     fn get(&self, target: &str) -> (u16, String) {
-        self.ask(format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        self.ask(
+            format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
     }
 }
 
@@ -361,7 +423,8 @@ fn json_error(status: u16, body: &str) -> String {
 fn a_client_that_never_finishes_its_request_does_not_hold_a_shutdown() {
     let server = Server::start(moving_only());
     let mut slow = std::net::TcpStream::connect(&server.addr).unwrap();
-    slow.write_all(b"GET /api/info HTTP/1.1\r\nHost: x\r\n").unwrap();
+    slow.write_all(b"GET /api/info HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
     // The server has the partial request once an answer on a second connection
     // came back after it.
     assert_eq!(server.get("/api/info").0, 200);
@@ -369,10 +432,7 @@ fn a_client_that_never_finishes_its_request_does_not_hold_a_shutdown() {
     // SAFETY: sending SIGTERM to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let mut server = server;
-    let child = std::mem::replace(
-        &mut server.child,
-        Command::new("true").spawn().unwrap(),
-    );
+    let child = std::mem::replace(&mut server.child, Command::new("true").spawn().unwrap());
     let out = wait_or_hang(child, "serve after SIGTERM with a slow client open");
     assert!(out.status.success(), "{:?}", out.status);
     drop(slow);
@@ -423,7 +483,10 @@ fn every_error_answer_of_the_server_is_json() {
     json_error(status, &body);
     let (status, body) = server.get("/api/position?fen=%ff%fe");
     assert_eq!(status, 400);
-    assert!(json_error(status, &body).contains("not valid UTF-8"), "{body}");
+    assert!(
+        json_error(status, &body).contains("not valid UTF-8"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -482,7 +545,10 @@ fn an_engine_line_that_is_not_utf8_is_read_not_taken_for_an_exit() {
     let out = run(&["arena", &player, "random", "--games", "2", "--quiet"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!stdout.contains("exited") && !stdout.contains("crashed"), "{stdout}");
+    assert!(
+        !stdout.contains("exited") && !stdout.contains("crashed"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -518,7 +584,10 @@ fn random_engine_output_is_read_without_panic() {
             let read: Vec<_> = rx.iter().collect();
             let count = bytes.iter().filter(|&&b| b == b'\n').count();
             prop_assert_eq!(read.len(), count);
-            prop_assert!(read.iter().all(|l| l.as_ref().is_ok_and(|l| !l.contains('\n'))));
+            prop_assert!(
+                read.iter()
+                    .all(|l| l.as_ref().is_ok_and(|l| !l.contains('\n')))
+            );
             Ok(())
         })
         .unwrap();
@@ -547,7 +616,15 @@ fn arena_out_is_written_game_by_game_and_a_rerun_resumes_it() {
     let out = dir.join("games.jsonl");
     let db = s(moving_only());
     let args = [
-        "arena", "engine:depth=1", "random", "--games", "6", "--db", db, "--quiet", "--out",
+        "arena",
+        "engine:depth=1",
+        "random",
+        "--games",
+        "6",
+        "--db",
+        db,
+        "--quiet",
+        "--out",
         s(&out),
     ];
     let whole = run(&args);
@@ -558,12 +635,20 @@ fn arena_out_is_written_game_by_game_and_a_rerun_resumes_it() {
     // Cut the file as a run killed after two games and while writing the third
     // would leave it: the rerun plays the rest and reports the whole match.
     let lines: Vec<&str> = all.lines().collect();
-    let cut = format!("{}\n{}\n{}", lines[0], lines[1], &lines[2][..lines[2].len() / 2]);
+    let cut = format!(
+        "{}\n{}\n{}",
+        lines[0],
+        lines[1],
+        &lines[2][..lines[2].len() / 2]
+    );
     std::fs::write(&out, cut).unwrap();
     let resumed = run(&args);
     assert!(resumed.status.success(), "{}", text(&resumed.stderr));
     assert_eq!(text(&resumed.stdout), report);
-    let mut games: Vec<u64> = out_lines(&out).iter().map(|r| r["game"].as_u64().unwrap()).collect();
+    let mut games: Vec<u64> = out_lines(&out)
+        .iter()
+        .map(|r| r["game"].as_u64().unwrap())
+        .collect();
     games.sort();
     assert_eq!(games, [0, 1, 2, 3, 4, 5]);
     // A file of another match is refused, not mixed in.
@@ -580,8 +665,16 @@ fn arena_out_holds_the_games_that_ended_when_the_run_is_killed() {
     let db = s(moving_only());
     let mut child = Command::new(BIN)
         .args([
-            "arena", "engine:movetime=20", "random", "--games", "40", "--db", db, "--quiet",
-            "--out", s(&out),
+            "arena",
+            "engine:movetime=20",
+            "random",
+            "--games",
+            "40",
+            "--db",
+            db,
+            "--quiet",
+            "--out",
+            s(&out),
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -227,13 +227,21 @@ fn resume(path: &Path, config: &ArenaConfig) -> Result<(Vec<arena::GameRecord>, 
     if complete < bytes.len() {
         file.set_len(complete as u64)?;
     }
-    let text = std::str::from_utf8(&bytes[..complete])
-        .map_err(|_| anyhow::anyhow!("not the games of a match: not UTF-8 text; give another --out file"))?;
+    let text = std::str::from_utf8(&bytes[..complete]).map_err(|_| {
+        anyhow::anyhow!("not the games of a match: not UTF-8 text; give another --out file")
+    })?;
     let mut records = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let record = arena::GameRecord::from_line(line).with_context(|| {
-            format!("line {} is not a game of `millbase arena`; give another --out file", n + 1)
+            format!(
+                "line {} is not a game of `millbase arena`; give another --out file",
+                n + 1
+            )
         })?;
         let g = record.game;
         let other = |why: String| {

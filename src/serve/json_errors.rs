@@ -36,7 +36,11 @@ fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(&head[..end]).ok()?;
     let mut lines = text.split("\r\n");
     let status_line = lines.next()?;
-    let status: u16 = status_line.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()?;
+    let status: u16 = status_line
+        .strip_prefix("HTTP/1.1 ")?
+        .get(..3)?
+        .parse()
+        .ok()?;
     if !(400..500).contains(&status) || end + 4 != head.len() {
         return None;
     }
@@ -126,7 +130,8 @@ mod tests {
 
     #[test]
     fn hyper_error_heads_get_a_json_body_and_handler_answers_pass() {
-        let head = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
+        let head =
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
         let out = String::from_utf8(rewrite(head).unwrap()).unwrap();
         let body = out.split("\r\n\r\n").nth(1).unwrap();
         let json: serde_json::Value = serde_json::from_str(body).unwrap();

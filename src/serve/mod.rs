@@ -17,7 +17,7 @@
 //! head; a shutdown (Ctrl-C, SIGTERM) ends within [`SHUTDOWN_GRACE`] whatever the
 //! clients do; and the answers hyper itself gives to a request it cannot parse (a
 //! URL or headers too long, not HTTP) carry a JSON body like every other error
-//! ([`json_errors`]).
+//! (`json_errors.rs`).
 
 pub mod api;
 mod assets;

@@ -148,7 +148,10 @@ pub const MAX_LINE: usize = 1 << 16;
 /// than [`MAX_LINE`] (then an error, and nothing more). Lines are read as bytes
 /// and decoded lossily: a byte that is not UTF-8 (in an `info string`, an engine's
 /// name) becomes U+FFFD and never ends the engine's game.
-pub fn read_lines(stdout: impl std::io::Read, tx: &std::sync::mpsc::Sender<Result<String, String>>) {
+pub fn read_lines(
+    stdout: impl std::io::Read,
+    tx: &std::sync::mpsc::Sender<Result<String, String>>,
+) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {
@@ -163,7 +166,10 @@ pub fn read_lines(stdout: impl std::io::Read, tx: &std::sync::mpsc::Sender<Resul
             return;
         }
         let text = String::from_utf8_lossy(&line);
-        if tx.send(Ok(text.trim_end_matches(['\n', '\r']).to_string())).is_err() {
+        if tx
+            .send(Ok(text.trim_end_matches(['\n', '\r']).to_string()))
+            .is_err()
+        {
             return;
         }
     }

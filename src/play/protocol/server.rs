@@ -363,9 +363,9 @@ impl<W: Write + Send + 'static> Uci<W> {
                     Ok(crate::memory::check_threads("Threads", n, most)?)
                 })
                 .map(|t| {
-                self.options.threads = t;
-                self.engine().set_threads(t);
-            }),
+                    self.options.threads = t;
+                    self.engine().set_threads(t);
+                }),
             key => match rule_option(self.rules, key) {
                 Some(RuleOption::Any) => Ok(()),
                 Some(RuleOption::Must(want)) if value.eq_ignore_ascii_case(&want) => Ok(()),

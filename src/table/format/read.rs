@@ -57,13 +57,11 @@ impl<'a> Src<'a> {
             let mut buf = vec![0; len as usize];
             return match file.read_exact_at(&mut buf, offset) {
                 Ok(()) => Ok(Cow::Owned(buf)),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    Err(FormatError::Truncated {
-                        path: path.to_path_buf(),
-                        expected: offset + len as u64,
-                        found: file.metadata().map_or(0, |m| m.len()),
-                    })
-                }
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(FormatError::Truncated {
+                    path: path.to_path_buf(),
+                    expected: offset + len as u64,
+                    found: file.metadata().map_or(0, |m| m.len()),
+                }),
                 Err(e) => Err(FormatError::io(path, e)),
             };
         }
