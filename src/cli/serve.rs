@@ -4,7 +4,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 use millbase::search::opening::SearchLimit;
 use millbase::serve::{Api, ServeOptions, run};
-use millbase::table::probe::Tablebase;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -49,7 +48,7 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         a.searches as u64,
         millbase::memory::thread_limit(),
     )?;
-    let tb = Tablebase::open(&a.db)?;
+    let tb = super::db::open_tablebase(&a.db)?;
     let limit = SearchLimit {
         nodes: a.search_nodes,
         time: Duration::from_millis(a.search_ms),
