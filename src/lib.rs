@@ -70,10 +70,11 @@
 //! - `serve` (feature `serve`, on by default): the HTTP API and the web board.
 //!
 //! Beside them, [`mix`] (the pseudo-random mixer behind reproducible choices) and
-//! the memory check every size option goes through.
+//! [`memory`] (huge pages, and the check every size and thread option a user types
+//! goes through: [`memory::check_mib`], [`memory::check_threads`]).
 #![warn(missing_docs)]
 
-mod memory;
+pub mod memory;
 pub mod mix;
 pub mod play;
 pub mod rules;

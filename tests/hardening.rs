@@ -398,9 +398,10 @@ fn impossible_input_is_refused_naming_the_field() {
 // ---------------------------------------------------------------------------------
 
 #[test]
-fn a_moving_phase_probe_allocates_no_search_table() {
-    // A table of 1 TiB cannot be had: the probe works only if it is never made.
-    let out = succeeds(&[
+fn a_table_size_the_machine_cannot_hold_is_refused_before_the_probe() {
+    // A table of 1 TiB cannot be had: refused with the most this machine takes,
+    // even where the probe would not need the table (a size typed is checked).
+    let e = fails(&[
         "probe",
         "O*O*O***/@*@*@***/******** w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 1",
         "--db",
@@ -408,7 +409,8 @@ fn a_moving_phase_probe_allocates_no_search_table() {
         "--table-mib",
         "1048576",
     ]);
-    assert!(out.contains("for white to move"), "{out}");
+    assert!(e.contains("--table-mib 1048576 is more than"), "{e}");
+    assert!(e.contains("give at most"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------

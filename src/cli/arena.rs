@@ -76,7 +76,10 @@ pub struct ArenaArgs {
     /// Seconds a uci: player may take for one search before it loses as silent.
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     uci_timeout: Option<u64>,
-    /// Write every game as a JSON line to this file.
+    /// Append every game as a JSON line to this file as soon as it ends (a finished
+    /// match is left in game order). A file already holding games of this match
+    /// (the same arguments) resumes it: those games are not played again, and the
+    /// report covers the whole match.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print the summary as one JSON object.
@@ -139,7 +142,11 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
             .context("--openings first-placements: the start position has no legal ply")?;
     }
     config.seed = args.seed;
-    config.threads = args.threads.max(1);
+    config.threads = millbase::memory::check_threads(
+        "--threads",
+        args.threads as u64,
+        millbase::memory::thread_limit(),
+    )?;
     config.only_game = args.only_game;
     config.max_quiet = args.max_quiet;
     config.max_plies = args.max_plies;
@@ -158,13 +165,50 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} games {elapsed} (eta {eta}) {msg}")
             .expect("a valid template"),
     );
-    let records = arena::run(&config, &|_| bar.inc(1));
+    let in_run = |g: usize| config.only_game.is_none_or(|only| only == g);
+    let (done, out) = match &args.out {
+        Some(path) => {
+            let (done, file) =
+                resume(path, &config).with_context(|| format!("--out {}", path.display()))?;
+            (done, Some(std::sync::Mutex::new(file)))
+        }
+        None => (Vec::new(), None),
+    };
+    let done: Vec<arena::GameRecord> = done.into_iter().filter(|r| in_run(r.game)).collect();
+    let done_games: std::collections::HashSet<usize> = done.iter().map(|r| r.game).collect();
+    bar.set_position(done.len() as u64);
+    let write_error = std::sync::Mutex::new(None);
+    let records = arena::run_except(&config, &|g| done_games.contains(&g), &|record| {
+        bar.inc(1);
+        if let Some(file) = &out {
+            let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = append_record(&mut file, record) {
+                write_error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+            }
+        }
+    });
     bar.finish_and_clear();
-    let records = records?;
-    let summary = arena::summarize(&config, &records);
-    if let Some(path) = &args.out {
-        write_json_lines(path, &records).with_context(|| format!("--out {}", path.display()))?;
+    if let (Some(path), Some(e)) = (&args.out, write_error.into_inner().unwrap_or(None)) {
+        return Err(e).with_context(|| format!("--out {}: writing a game", path.display()));
     }
+    let mut records = records?;
+    records.extend(done);
+    records.sort_by_key(|r| r.game);
+    if let Some(path) = &args.out {
+        // The games went in as they ended; the finished match is left in game order
+        // (written aside and renamed over, so no game is lost on the way).
+        drop(out);
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(".sorting");
+        let aside = PathBuf::from(aside);
+        write_json_lines(&aside, &records)
+            .and_then(|()| Ok(std::fs::rename(&aside, path)?))
+            .with_context(|| format!("--out {}: putting the games in order", path.display()))?;
+    }
+    let summary = arena::summarize(&config, &records);
     let text = if args.json {
         format!("{}\n", serde_json::to_string(&summary)?)
     } else {
@@ -172,6 +216,75 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     };
     print_report(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Appends one game to the `--out` file, flushed, so that a match cut short keeps
+/// every game that ended.
+fn append_record(file: &mut std::fs::File, record: &arena::GameRecord) -> std::io::Result<()> {
+    let mut line = serde_json::to_string(record)?;
+    line.push('\n');
+    file.write_all(line.as_bytes())?;
+    file.flush()
+}
+
+/// Opens the `--out` file for appending and reads the games it already holds,
+/// which must be games of this match (players, and the opening the arguments give
+/// each game). A last line cut short (the run was killed while writing it) is
+/// dropped from the file.
+fn resume(path: &Path, config: &ArenaConfig) -> Result<(Vec<arena::GameRecord>, std::fs::File)> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(path)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if complete < bytes.len() {
+        file.set_len(complete as u64)?;
+    }
+    let text = std::str::from_utf8(&bytes[..complete]).map_err(|_| {
+        anyhow::anyhow!("not the games of a match: not UTF-8 text; give another --out file")
+    })?;
+    let mut records = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let record = arena::GameRecord::from_line(line).with_context(|| {
+            format!(
+                "line {} is not a game of `millbase arena`; give another --out file",
+                n + 1
+            )
+        })?;
+        let g = record.game;
+        let other = |why: String| {
+            anyhow::anyhow!(
+                "holds game {g} of another match ({why}); rerun with the arguments that wrote it, or give another --out file"
+            )
+        };
+        if (record.a.as_str(), record.b.as_str()) != (config.a.1.as_str(), config.b.1.as_str()) {
+            return Err(other(format!("players {} and {}", record.a, record.b)));
+        }
+        if record.seed != config.seed {
+            return Err(other(format!("seed {}", record.seed)));
+        }
+        if g >= config.games {
+            return Err(other(format!("this match has {} games", config.games)));
+        }
+        let start = arena::opening(config, g / 2)?;
+        let fen = millbase::rules::fen::format(config.rules, start.position(), start.counters);
+        if record.opening_fen != fen {
+            return Err(other(format!("its opening reached {}", record.opening_fen)));
+        }
+        if !seen.insert(g) {
+            return Err(other("the game is in the file twice".into()));
+        }
+        records.push(record);
+    }
+    Ok((records, file))
 }
 
 /// Writes `items` to `path`, one JSON object a line.

@@ -102,6 +102,9 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
         (None, Some(n)) => Selection::MaxStones(n),
         (None, None) => Selection::All,
     };
+    if let Some(t) = a.threads {
+        millbase::memory::check_threads("--threads", t as u64, millbase::memory::thread_limit())?;
+    }
     let opts = BuildOptions {
         db: a.db.clone(),
         selection,

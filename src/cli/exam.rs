@@ -89,7 +89,11 @@ pub fn exam(args: ExamArgs) -> Result<ExitCode> {
         questions: args.positions,
         plies: args.plies.clone(),
         seed: args.seed,
-        threads: args.threads,
+        threads: millbase::memory::check_threads(
+            "--threads",
+            args.threads as u64,
+            millbase::memory::thread_limit(),
+        )?,
         db,
         db_dir: Some(args.db.clone()),
     };

@@ -28,6 +28,7 @@ pub struct OracleArgs {
 
 impl OracleArgs {
     fn open(&self) -> Result<Tablebase> {
+        millbase::memory::check_mib("--table-mib", self.table_mib as u64)?;
         super::db::open_tablebase(&self.db)
     }
 
@@ -316,7 +317,8 @@ pub fn play(a: PlayArgs) -> Result<ExitCode> {
         Side::Black => Color::Black,
     };
     let mut game = Game::new(Position::start(rules), Default::default());
-    let mut lines = std::io::stdin().lock().lines();
+    // Lines as bytes: a line that is not UTF-8 is refused, never the end of the game.
+    let mut lines = std::io::stdin().lock().split(b'\n');
     println!("You play {human}. Enter plies as d6, a1-a4, d6xg7; 'quit' or end of input stops.");
     loop {
         let pos = *game.position();
@@ -379,7 +381,7 @@ fn oracle_ply(opening: &mut Opening, pos: &Position) -> Result<Ply> {
 fn read_ply(
     rules: &Rules,
     pos: &Position,
-    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    lines: &mut impl Iterator<Item = std::io::Result<Vec<u8>>>,
 ) -> Result<Option<Ply>> {
     loop {
         println!("your ply ({}):", pos.to_move);
@@ -388,7 +390,11 @@ fn read_ply(
             return Ok(None);
         };
         let line = line?;
-        let text = line.trim();
+        let Ok(text) = std::str::from_utf8(&line) else {
+            println!("refused: that line is not valid UTF-8 text");
+            continue;
+        };
+        let text = text.trim();
         if text.is_empty() {
             continue;
         }

@@ -42,6 +42,12 @@ fn default_workers() -> usize {
 /// `millbase serve`.
 pub fn serve(a: ServeArgs) -> Result<ExitCode> {
     let start = Instant::now();
+    millbase::memory::check_mib("--table-mib", a.table_mib as u64)?;
+    millbase::memory::check_threads(
+        "--searches",
+        a.searches as u64,
+        millbase::memory::thread_limit(),
+    )?;
     let tb = super::db::open_tablebase(&a.db)?;
     let limit = SearchLimit {
         nodes: a.search_nodes,

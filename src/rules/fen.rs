@@ -8,13 +8,24 @@
 use crate::rules::Rules;
 use crate::rules::position::{Color, Phase, Position, PositionError};
 
-/// The move counters a FEN carries besides the position.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The move counters a FEN carries besides the position. The default is the start
+/// of a game: no plies since a removal, full move 1. Both counters saturate at
+/// `u32::MAX` ([`Game::play`](crate::rules::game::Game::play) never wraps them to 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counters {
     /// Plies since the last removal (field 16).
     pub plies_since_removal: u32,
     /// Full-move number, starting at 1 (field 17).
     pub fullmove: u32,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            plies_since_removal: 0,
+            fullmove: 1,
+        }
+    }
 }
 
 /// Why a FEN was refused.

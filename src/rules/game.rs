@@ -148,14 +148,15 @@ impl Game {
         next.make(rules, ply);
         self.plies.push(ply);
         self.history.push(next);
-        // As Sanmill counts it: reset by a removal, advanced by moving-phase moves only.
+        // As Sanmill counts it: reset by a removal, advanced by moving-phase moves only;
+        // both counters stop at u32::MAX (a FEN may start them there) rather than wrap.
         if ply.removes() {
             self.counters.plies_since_removal = 0;
         } else if ply.from != NONE {
-            self.counters.plies_since_removal += 1;
+            self.counters.plies_since_removal = self.counters.plies_since_removal.saturating_add(1);
         }
         if mover == Color::Black && next.to_move != mover {
-            self.counters.fullmove += 1;
+            self.counters.fullmove = self.counters.fullmove.saturating_add(1);
         }
     }
 

@@ -225,6 +225,8 @@ impl Api {
                 extra.insert("build".into(), json!(cmd));
                 503
             }
+            // Too little memory now for the search's table: others may free it.
+            OpeningError::Memory(_) => 503,
             // A damaged or unreadable file: the server's fault, not the query's.
             _ => 500,
         };

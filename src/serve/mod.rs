@@ -11,9 +11,17 @@
 //!
 //! Routes: `/` the board (`assets/`, compiled into the binary), `/api/position`
 //! ([`api`], documented in `docs/API.md`), `/api/info`.
+//!
+//! Connections are served by hyper directly (not `axum::serve`) for three things
+//! axum's loop does not give: a client has [`HEADER_TIMEOUT`] to send a request's
+//! head; a shutdown (Ctrl-C, SIGTERM) ends within [`SHUTDOWN_GRACE`] whatever the
+//! clients do; and the answers hyper itself gives to a request it cannot parse (a
+//! URL or headers too long, not HTTP) carry a JSON body like every other error
+//! (`json_errors.rs`).
 
 pub mod api;
 mod assets;
+mod json_errors;
 
 pub use api::{Api, Reply};
 
@@ -26,9 +34,20 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::Map;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+/// How long a client may take to send the head (request line and headers) of a
+/// request, counted from when the server starts reading it; a connection that
+/// takes longer is closed.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a shutdown waits for requests in progress before the server exits
+/// regardless (open connections are closed, searches abandoned).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -60,7 +79,7 @@ pub fn run(
         .max_blocking_threads(64)
         .enable_all()
         .build()?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         ready(listener.local_addr()?);
         let shared = Arc::new(Shared {
@@ -68,10 +87,59 @@ pub fn run(
             api,
             searches: Arc::new(Semaphore::new(options.searches.max(1))),
         });
-        axum::serve(listener, router(shared))
-            .with_graceful_shutdown(shutdown())
-            .await
-    })
+        serve(listener, router(shared)).await;
+        Ok(())
+    });
+    // Searches still running on the blocking pool are abandoned, not awaited.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served
+}
+
+/// Accepts connections until a shutdown signal, then lets the requests in progress
+/// finish for at most [`SHUTDOWN_GRACE`] and closes every connection.
+async fn serve(listener: tokio::net::TcpListener, app: Router) {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let mut signal = pin!(shutdown());
+    loop {
+        let stream = tokio::select! {
+            _ = &mut signal => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors and the like: wait a little, go on.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        while connections.try_join_next().is_some() {}
+        let _ = stream.set_nodelay(true);
+        connections.spawn(connection(stream, app.clone(), stop_rx.clone()));
+    }
+    let _ = stop_tx.send(true);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
+    connections.abort_all();
+}
+
+/// Serves one connection (HTTP/1.1 with keep-alive) until it closes or `stop`
+/// turns true (then the request in progress, if any, is finished first).
+async fn connection(stream: tokio::net::TcpStream, app: Router, mut stop: watch::Receiver<bool>) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let io = TokioIo::new(json_errors::JsonErrors::new(stream));
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let mut conn = pin!(http.serve_connection(io, service));
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stop.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
 }
 
 fn router(shared: Arc<Shared>) -> Router {
@@ -82,6 +150,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/api/position", get(position))
         .route("/api/info", get(info))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
 }
 
@@ -132,8 +201,12 @@ impl PositionParams {
 
 async fn position(
     State(shared): State<Arc<Shared>>,
+    uri: Uri,
     params: Result<Query<PositionParams>, QueryRejection>,
 ) -> Response {
+    if let Some(why) = uri.query().and_then(not_utf8) {
+        return json_reply(Reply::error(400, why, Map::new()));
+    }
     let text = match params {
         Ok(Query(p)) => p.text(),
         Err(e) => return json_reply(Reply::error(400, e.body_text(), Map::new())),
@@ -166,11 +239,54 @@ async fn position(
     }
 }
 
+/// Why a query is not text: a name or value that is not UTF-8 once its `%XX`
+/// escapes are decoded (which the query parser would turn into replacement
+/// characters, and the FEN parser then refuse for a misleading reason).
+fn not_utf8(query: &str) -> Option<String> {
+    for part in query.split('&') {
+        let mut bytes = Vec::with_capacity(part.len());
+        let mut rest = part.as_bytes();
+        while let Some((&b, tail)) = rest.split_first() {
+            let hex = |c: &u8| (*c as char).to_digit(16);
+            let escaped = match (b, tail) {
+                (b'%', [h, l, more @ ..]) => hex(h).zip(hex(l)).map(|(h, l)| (h * 16 + l, more)),
+                _ => None,
+            };
+            match escaped {
+                Some((byte, more)) => {
+                    bytes.push(byte as u8);
+                    rest = more;
+                }
+                None => {
+                    bytes.push(b);
+                    rest = tail;
+                }
+            }
+        }
+        if std::str::from_utf8(&bytes).is_err() {
+            let name = part.split('=').next().unwrap_or(part);
+            return Some(format!(
+                "the query's '{name}' is not valid UTF-8 text once its %XX escapes are decoded"
+            ));
+        }
+    }
+    None
+}
+
 async fn info(State(shared): State<Arc<Shared>>) -> Response {
     json_reply(Reply {
         status: 200,
         body: api::info(&shared.api),
     })
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: Uri) -> Response {
+    let why = format!("{} answers GET only, not {method}", uri.path());
+    let mut reply = json_reply(Reply::error(405, why, Map::new()));
+    reply
+        .headers_mut()
+        .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+    reply
 }
 
 async fn not_found(uri: Uri) -> Response {

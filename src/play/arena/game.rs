@@ -9,10 +9,10 @@ use crate::rules::notation::format_ply;
 use crate::rules::position::{Color, Ply, Position};
 use crate::rules::value::{Value, Wdl};
 use crate::table::probe::Tablebase;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     /// The loser was down to two stones.
@@ -40,7 +40,7 @@ pub enum Reason {
 }
 
 /// A side in the arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Side {
     /// Player A.
     A,
@@ -49,7 +49,7 @@ pub enum Side {
 }
 
 /// A ply whose value under perfect play was worse than its position's.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Blunder {
     /// Game number.
     pub game: usize,
@@ -69,8 +69,8 @@ pub struct Blunder {
     pub best: String,
 }
 
-/// One game.
-#[derive(Clone, Debug, Serialize)]
+/// One game (a line of `arena --out`, which [`GameRecord::from_line`] reads back).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GameRecord {
     /// Game number, from 0.
     pub game: usize,
@@ -112,6 +112,26 @@ pub struct GameRecord {
     /// How an external engine ended the game (its answer, error line or failure),
     /// with the position, if one did.
     pub note: Option<String>,
+    /// The match's seed ([`ArenaConfig::seed`]), by which a resumed match knows
+    /// its own games.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl GameRecord {
+    /// A record read back from its JSON line (`arena --out`), with the fields the
+    /// line does not carry restored; `None` if the line is no record.
+    pub fn from_line(line: &str) -> Option<GameRecord> {
+        let mut record: GameRecord = serde_json::from_str(line).ok()?;
+        record.start_wdl_a = match record.start_value_a.as_deref() {
+            None => None,
+            Some(v) if v.starts_with("win") => Some(Wdl::Win),
+            Some(v) if v.starts_with("loss") => Some(Wdl::Loss),
+            Some("draw") => Some(Wdl::Draw),
+            Some(_) => return None,
+        };
+        Some(record)
+    }
 }
 
 /// The legal first plies of the start position, in the order of
@@ -262,6 +282,7 @@ pub fn play_game(
         inaccurate: [0; 2],
         blunder_kinds: [[0; 3]; 2],
         note: None,
+        seed: config.seed,
     };
     let (winner, reason) = loop {
         let pos = *game.position();

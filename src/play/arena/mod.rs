@@ -40,7 +40,7 @@ mod stats;
 pub use game::{
     Blunder, GameRecord, Reason, Side, first_placement_round, first_plies, opening, play_game,
 };
-pub use runner::run;
+pub use runner::{run, run_except};
 pub use spec::{Choice, Openings, PlayerSpec, SearchLimit, UciDefaults, option_pair};
 pub use stats::{Accuracy, ByStart, ColourResults, LostGame, Rate, Summary, summarize};
 

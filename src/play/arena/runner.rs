@@ -12,6 +12,16 @@ pub fn run(
     config: &ArenaConfig,
     progress: &(dyn Fn(&GameRecord) + Sync),
 ) -> Result<Vec<GameRecord>, ArenaError> {
+    run_except(config, &|_| false, progress)
+}
+
+/// As [`run`], leaving out the games for which `done` is true (played in an earlier
+/// run whose records the caller has): the records returned are the new games'.
+pub fn run_except(
+    config: &ArenaConfig,
+    done: &(dyn Fn(usize) -> bool + Sync),
+    progress: &(dyn Fn(&GameRecord) + Sync),
+) -> Result<Vec<GameRecord>, ArenaError> {
     if let Some(db) = &config.db
         && db.rules().fingerprint() != config.rules.fingerprint()
     {
@@ -38,7 +48,7 @@ pub fn run(
         .collect::<Result<_, _>>()?;
     let abort = AtomicBool::new(false);
     let play = |g: usize| {
-        if abort.load(Ordering::Relaxed) {
+        if done(g) || abort.load(Ordering::Relaxed) {
             return None;
         }
         let result = play_game(config, g, &openings[g / 2]);

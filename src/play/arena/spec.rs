@@ -253,17 +253,22 @@ impl FromStr for PlayerSpec {
                         "nodes" => {
                             limit = Some(SearchLimit::Nodes(number::<u64>(k, v).map_err(err)?))
                         }
-                        "hash" => hash_mb = number::<usize>(k, v).map_err(err)?.max(1),
+                        "hash" => {
+                            hash_mb = crate::memory::check_mib("hash=", number(k, v).map_err(err)?)
+                                .map_err(|e| err(e.into()))?
+                        }
                         "db" => use_db = yes_no(v).map_err(err)?,
                         "shuffle" => shuffle = yes_no(v).map_err(err)?,
                         "ext" => threat_extension = yes_no(v).map_err(err)?,
                         "damp" => quiet_damping = yes_no(v).map_err(err)?,
                         "lmr" => reductions = yes_no(v).map_err(err)?,
                         "threads" => {
-                            threads = number::<usize>(k, v).map_err(err)?;
-                            if !(1..=MAX_THREADS).contains(&threads) {
-                                return Err(err(format!("threads={v}: 1 to {MAX_THREADS}")));
-                            }
+                            threads = crate::memory::check_threads(
+                                "threads=",
+                                number(k, v).map_err(err)?,
+                                MAX_THREADS,
+                            )
+                            .map_err(|e| err(e.into()))?;
                         }
                         "qs" => {
                             quiescence = number::<u32>(k, v).map_err(err)?;

@@ -139,11 +139,47 @@ enum Answer {
     Error(String),
 }
 
+/// The longest line an engine may write, in bytes (without its newline). A longer
+/// one ends the engine's game as a crash: it is no protocol line, and reading on
+/// would let an engine fill the arena's memory.
+pub const MAX_LINE: usize = 1 << 16;
+
+/// Sends the lines of an engine's output to `tx` until it ends or a line is longer
+/// than [`MAX_LINE`] (then an error, and nothing more). Lines are read as bytes
+/// and decoded lossily: a byte that is not UTF-8 (in an `info string`, an engine's
+/// name) becomes U+FFFD and never ends the engine's game.
+pub fn read_lines(
+    stdout: impl std::io::Read,
+    tx: &std::sync::mpsc::Sender<Result<String, String>>,
+) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut limited = std::io::Read::take(&mut reader, MAX_LINE as u64 + 1);
+        match limited.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.last() != Some(&b'\n') && line.len() > MAX_LINE {
+            let _ = tx.send(Err(format!("wrote a line longer than {MAX_LINE} bytes")));
+            return;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if tx
+            .send(Ok(text.trim_end_matches(['\n', '\r']).to_string()))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// An external engine, started and set up.
 pub struct UciClient {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Receiver<Result<String, String>>,
     go: String,
     timeout: Duration,
     standard: bool,
@@ -179,14 +215,7 @@ impl UciClient {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        std::thread::spawn(move || read_lines(stdout, &tx));
         let mut client = UciClient {
             child,
             stdin,
@@ -236,7 +265,8 @@ impl UciClient {
     fn recv(&mut self, deadline: Instant) -> Result<String, Fail> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
-            Ok(line) => Ok(line.trim().to_string()),
+            Ok(Ok(line)) => Ok(line.trim().to_string()),
+            Ok(Err(why)) => Err(Fail::Exited(format!("'{}' {why}", self.name))),
             Err(RecvTimeoutError::Timeout) => Err(Fail::Silent(format!(
                 "'{}' did not answer in time",
                 self.name

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Opens a database directory as a source of exact values (set by the program that
 /// has a database reader; without one, `DatabasePath` is refused).
@@ -31,6 +31,9 @@ pub type EndgameOpener = Box<dyn Fn(&Path) -> Result<Arc<dyn Endgame>, String> +
 const MAX_HASH_MB: usize = 65_536;
 /// Deepest `SkillLevel` (iteration depth of a `go` without limits).
 const MAX_SKILL: u32 = 64;
+/// How long a search still running at the end of input may go on before it is
+/// stopped and answered.
+pub const EOF_GRACE: Duration = Duration::from_secs(3);
 /// Time kept in reserve when playing on a clock.
 const CLOCK_MARGIN: Duration = Duration::from_millis(30);
 /// Moves assumed left in the game when the GUI does not say (`movestogo`).
@@ -155,8 +158,10 @@ impl<W: Write + Send + 'static> Uci<W> {
     }
 
     /// Reads commands until `quit` or the end of input. At the end of input a running
-    /// search is finished (so that piped commands get their answer), unless it is
-    /// `go infinite`, which is stopped.
+    /// search may go on for at most [`EOF_GRACE`] (so that piped commands get their
+    /// answer) and is then stopped; a `go infinite` is stopped at once. Either way
+    /// its closing lines are printed before this returns, and a GUI that dies (its
+    /// end of the pipe closes) never leaves the engine searching.
     pub fn run(&mut self, input: impl BufRead) {
         // Lines as bytes: a line that is not UTF-8 is answered with an error and
         // skipped, never the end of the engine.
@@ -170,8 +175,13 @@ impl<W: Write + Send + 'static> Uci<W> {
                 return;
             }
         }
-        let infinite = self.running.as_ref().is_some_and(|r| r.infinite);
-        self.finish(infinite);
+        if let Some(running) = self.running.as_ref().filter(|r| !r.infinite) {
+            let deadline = Instant::now() + EOF_GRACE;
+            while !running.handle.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.finish(true);
     }
 
     fn say(&self, line: &str) {
@@ -345,10 +355,17 @@ impl<W: Write + Send + 'static> Uci<W> {
                 self.options.reductions = b;
                 self.engine().set_reductions(b);
             }),
-            "threads" => parse_in(&value, 1, crate::search::engine::MAX_THREADS).map(|t| {
-                self.options.threads = t;
-                self.engine().set_threads(t);
-            }),
+            "threads" => value
+                .parse::<u64>()
+                .map_err(|_| format!("'{value}' is not a whole number of threads"))
+                .and_then(|n| {
+                    let most = crate::search::engine::MAX_THREADS;
+                    Ok(crate::memory::check_threads("Threads", n, most)?)
+                })
+                .map(|t| {
+                    self.options.threads = t;
+                    self.engine().set_threads(t);
+                }),
             key => match rule_option(self.rules, key) {
                 Some(RuleOption::Any) => Ok(()),
                 Some(RuleOption::Must(want)) if value.eq_ignore_ascii_case(&want) => Ok(()),

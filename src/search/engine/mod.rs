@@ -211,12 +211,8 @@ impl Engine {
     /// A table the machine cannot hold is refused with the reason, and the old
     /// table is kept.
     pub fn set_hash_mb(&mut self, mib: usize) -> Result<(), String> {
-        let table = tt::Table::try_new(mib).map_err(|e| {
-            format!(
-                "Hash {mib}: {e}; the table stays at {} MiB",
-                self.config.hash_mb
-            )
-        })?;
+        let table = tt::Table::try_new(mib)
+            .map_err(|e| format!("{e}; the table stays at {} MiB", self.config.hash_mb))?;
         self.config.hash_mb = mib;
         self.table = table;
         Ok(())

@@ -123,22 +123,10 @@ impl Table {
     /// As [`Table::new`], but a table the machine cannot hold (more than the memory
     /// available now, or an allocation that fails) is an error saying so, not an abort.
     pub fn try_new(mib: usize) -> Result<Table, String> {
-        let bytes = mib
-            .max(1)
-            .checked_mul(1 << 20)
-            .ok_or("table size overflows")?;
+        let mib = crate::memory::check_mib("Hash", mib.max(1) as u64)?;
+        let bytes = mib << 20;
         let count = (bytes / size_of::<[Entry; 2]>()).max(1);
         let count = 1usize << count.ilog2();
-        let need = count * size_of::<[Entry; 2]>();
-        if let Some(have) = crate::memory::available()
-            && need as u64 > have
-        {
-            return Err(format!(
-                "a {mib} MiB table needs {} MiB and only {} MiB of memory is available",
-                need >> 20,
-                have >> 20
-            ));
-        }
         let mut buckets = Vec::new();
         buckets
             .try_reserve_exact(count)

@@ -95,6 +95,9 @@ pub enum OpeningError {
         /// Seconds since the limit was set.
         seconds: f64,
     },
+    /// The transposition table of [`OpeningOptions::table_mib`] could not be had.
+    #[error("the opening search's table: {0}")]
+    Memory(String),
 }
 
 /// Caps on the work of an opening search, shared by every query one [`Opening`]
@@ -397,7 +400,10 @@ impl<'a> Opening<'a> {
     fn run(&mut self, pos: &Position, mode: MissingAs) -> Result<RootResult, OpeningError> {
         self.use_mode(mode);
         let table_mib = self.options.table_mib;
-        let table = &*self.table.get_or_insert_with(|| Table::new(table_mib));
+        if self.table.is_none() {
+            self.table = Some(Table::try_new(table_mib).map_err(OpeningError::Memory)?);
+        }
+        let table = self.table.as_ref().expect("the table was just made");
         let (node_limit, deadline) = match self.limit {
             Some((l, since)) => (
                 l.nodes.saturating_sub(self.spent),

@@ -66,17 +66,28 @@ pub(super) struct Table {
 }
 
 impl Table {
+    #[cfg(test)]
     pub(super) fn new(mib: usize) -> Table {
-        let bytes = mib.max(1) << 20;
+        Table::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A table of at most `mib` MiB (rounded down to a power of two of buckets); a
+    /// size the machine cannot hold ([`crate::memory::check_mib`]) or an allocation
+    /// that fails is an error saying so, not a panic or an abort.
+    pub(super) fn try_new(mib: usize) -> Result<Table, String> {
+        let mib = crate::memory::check_mib("table_mib", mib.max(1) as u64)?;
+        let bytes = mib << 20;
         // Largest power of two of buckets (32 bytes each) that fits.
         let buckets = 1usize << (usize::BITS - 1 - (bytes / 32).leading_zeros());
-        let slots = (0..2 * buckets)
-            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
-            .collect();
-        Table {
+        let mut slots = Vec::new();
+        slots
+            .try_reserve_exact(2 * buckets)
+            .map_err(|_| format!("could not allocate a {mib} MiB table"))?;
+        slots.resize_with(2 * buckets, || [AtomicU64::new(0), AtomicU64::new(0)]);
+        Ok(Table {
             slots,
             mask: buckets as u64 - 1,
-        }
+        })
     }
 
     pub(super) fn bucket(&self, key: u64) -> usize {

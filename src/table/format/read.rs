@@ -20,7 +20,9 @@ use byteorder::{ByteOrder, LittleEndian as LE};
 use crossbeam_epoch::Guard;
 use memmap2::Mmap;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::cell::RefCell;
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,6 +33,43 @@ struct Block {
     offset: u64,
     len: u32,
     checksum: u64,
+}
+
+/// Where a file's compressed blocks are read from: the mapping, or (when `file` is
+/// set, as it is for every probe on Unix) the file itself with positioned reads.
+/// A read of a mapped page that a file cut short on disk no longer has is a
+/// SIGBUS that kills the program; a positioned read of it is an error naming the
+/// file, so a file damaged or truncated under a running program (a server) costs
+/// the probes that need it, not the program. Only a cache miss reads a block, and
+/// it then decompresses it, which costs far more than the read.
+#[derive(Clone, Copy)]
+struct Src<'a> {
+    map: &'a [u8],
+    file: Option<&'a File>,
+}
+
+impl<'a> Src<'a> {
+    /// `len` bytes at `offset`: borrowed from the mapping, or read from the file.
+    fn bytes(self, path: &Path, offset: u64, len: u32) -> Result<Cow<'a, [u8]>, FormatError> {
+        #[cfg(unix)]
+        if let Some(file) = self.file {
+            use std::os::unix::fs::FileExt;
+            let mut buf = vec![0; len as usize];
+            return match file.read_exact_at(&mut buf, offset) {
+                Ok(()) => Ok(Cow::Owned(buf)),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(FormatError::Truncated {
+                    path: path.to_path_buf(),
+                    expected: offset + len as u64,
+                    found: file.metadata().map_or(0, |m| m.len()),
+                }),
+                Err(e) => Err(FormatError::io(path, e)),
+            };
+        }
+        let _ = path;
+        Ok(Cow::Borrowed(
+            &self.map[offset as usize..offset as usize + len as usize],
+        ))
+    }
 }
 
 /// A section as the reader uses it: entry and block table.
@@ -103,6 +142,8 @@ impl ModelCodec {
 pub struct SubspaceFile {
     path: PathBuf,
     map: Mmap,
+    /// The open file, which the blocks are read from ([`Src`]).
+    file: File,
     header: Header,
     wdl: SectionReader,
     /// `None` in a WDL-only file.
@@ -450,10 +491,10 @@ impl SectionReader {
             model: None,
         };
         if let Some(m) = &mut model {
-            let stored = reader.compressed(path, map, 0)?;
+            let stored = reader.compressed(path, Src { map, file: None }, 0)?;
             if !stored.is_empty() {
                 m.prior = Some(
-                    load_prior_of(stored, m.nodes)
+                    load_prior_of(&stored, m.nodes)
                         .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?,
                 );
                 if m.geometry.block_slots() != info.block_slots as u64 {
@@ -484,13 +525,13 @@ impl SectionReader {
     fn compressed<'m>(
         &self,
         path: &Path,
-        map: &'m [u8],
+        src: Src<'m>,
         b: usize,
-    ) -> Result<&'m [u8], FormatError> {
+    ) -> Result<Cow<'m, [u8]>, FormatError> {
         let blk = self.blocks[b];
         // The table was checked against the section bounds at open.
-        let bytes = &map[blk.offset as usize..blk.offset as usize + blk.len as usize];
-        if xxh64(bytes) != blk.checksum {
+        let bytes = src.bytes(path, blk.offset, blk.len)?;
+        if xxh64(&bytes) != blk.checksum {
             return Err(FormatError::Checksum {
                 path: path.to_path_buf(),
                 section: self.name,
@@ -501,33 +542,33 @@ impl SectionReader {
     }
 
     /// Block `b` decompressed, checksum checked.
-    fn decode(&self, path: &Path, map: &[u8], b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
+    fn decode(&self, path: &Path, src: Src, b: usize, size: u64) -> Result<Vec<u8>, FormatError> {
         if let Some(ModelCodec {
             geometry,
             prior: Some(prior),
             ..
         }) = &self.model
         {
-            let src = self.compressed(path, map, self.entry(b))?;
-            let trits = decode_block(geometry, b, src, &Model::from_prior(prior));
+            let bytes = self.compressed(path, src, self.entry(b))?;
+            let trits = decode_block(geometry, b, &bytes, &Model::from_prior(prior));
             let mut raw = Vec::with_capacity(trits.len().div_ceil(5));
             trits5(trits.into_iter(), &mut raw);
             return Ok(raw);
         }
         let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
-        self.decode_len(path, map, b, raw_len)
+        self.decode_len(path, src, b, raw_len)
     }
 
     /// Block `b` decompressed into exactly `raw_len` bytes, checksum checked.
     fn decode_len(
         &self,
         path: &Path,
-        map: &[u8],
+        src: Src,
         b: usize,
         raw_len: usize,
     ) -> Result<Vec<u8>, FormatError> {
-        let src = self.compressed(path, map, self.entry(b))?;
-        decompress(src, raw_len).map_err(|e| FormatError::Corrupt {
+        let bytes = self.compressed(path, src, self.entry(b))?;
+        decompress(&bytes, raw_len).map_err(|e| FormatError::Corrupt {
             path: path.to_path_buf(),
             what: format!("{} block {b} does not decompress: {e}", self.name),
         })
@@ -540,7 +581,7 @@ impl SectionReader {
     fn decode_decisive(
         &self,
         path: &Path,
-        map: &[u8],
+        src: Src,
         b: usize,
         entries: DepthEntries,
         trits: &[u8],
@@ -555,13 +596,13 @@ impl SectionReader {
             ..
         }) = &self.model
         {
-            let src = self.compressed(path, map, self.entry(b))?;
-            depth_model::decode_block(geometry, b, trits, src, &Model::from_prior(prior))
+            let bytes = self.compressed(path, src, self.entry(b))?;
+            depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
                 .ok_or_else(mismatch)?
         } else {
             let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
             let raw_len = self.info.encoding.raw_len(stored) as usize;
-            self.decode_len(path, map, b, raw_len)?
+            self.decode_len(path, src, b, raw_len)?
         };
         expand_depth(self.info.encoding, entries, trits, &packed).ok_or_else(mismatch)
     }
@@ -694,6 +735,7 @@ impl SubspaceFile {
         Ok(SubspaceFile {
             path: path.to_path_buf(),
             map,
+            file,
             header,
             wdl,
             depth,
@@ -705,6 +747,14 @@ impl SubspaceFile {
     /// The file's header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Where the blocks are read from ([`Src`]): the file, by positioned reads.
+    fn src(&self) -> Src<'_> {
+        Src {
+            map: &self.map,
+            file: Some(&self.file),
+        }
     }
 
     /// The raw bytes of the file's header.
@@ -747,7 +797,7 @@ impl SubspaceFile {
         let per = self.wdl.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
         let encoding = self.wdl.info.encoding;
-        let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
+        let load = || self.wdl.decode(&self.path, self.src(), b, self.header.size);
         self.wdl
             .with_block(self, b, load, |data| trit_at(encoding, data, i))?
             .ok_or_else(|| self.corrupt_slot("WDL", idx))
@@ -768,7 +818,7 @@ impl SubspaceFile {
         let per = self.wdl.info.block_slots as u64;
         let (b, i) = ((idx / per) as usize, (idx % per) as usize);
         let at = byte_of_trit(self.wdl.info.encoding, i);
-        let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
+        let load = || self.wdl.decode(&self.path, self.src(), b, self.header.size);
         let byte = self
             .cache
             .pinned_byte(&self.wdl.cached, b, at, load, guard)?;
@@ -881,12 +931,12 @@ impl SubspaceFile {
     fn load_depth(&self, depth: &SectionReader, b: usize) -> Result<Vec<u8>, FormatError> {
         let size = self.header.size;
         if !self.header.decisive_depths() {
-            return depth.decode(&self.path, &self.map, b, size);
+            return depth.decode(&self.path, self.src(), b, size);
         }
         let start = b as u64 * depth.info.block_slots as u64;
         let trits = self.trits(start, start + depth.slots_in(b, size))?;
         let entries = self.header.depth_entries();
-        depth.decode_decisive(&self.path, &self.map, b, entries, &trits)
+        depth.decode_decisive(&self.path, self.src(), b, entries, &trits)
     }
 
     /// The trits of slots `start..end`, one WDL block at a time through the cache.
@@ -899,7 +949,7 @@ impl SubspaceFile {
             let b = (idx / per) as usize;
             let stop = end.min((b as u64 + 1) * per);
             let range = (idx - b as u64 * per) as usize..(stop - b as u64 * per) as usize;
-            let load = || self.wdl.decode(&self.path, &self.map, b, self.header.size);
+            let load = || self.wdl.decode(&self.path, self.src(), b, self.header.size);
             let complete = self.wdl.with_block(self, b, load, |data| {
                 let before = out.len();
                 out.extend(range.clone().map_while(|i| trit_at(encoding, data, i)));
@@ -959,10 +1009,10 @@ impl SubspaceFile {
             .enumerate()
             .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
                 let data = if entries == DepthEntries::Every {
-                    depth.decode(&self.path, &self.map, b, size)?
+                    depth.decode(&self.path, self.src(), b, size)?
                 } else {
                     let trits: Vec<u8> = chunk.iter().map(|&t| t as u8).collect();
-                    depth.decode_decisive(&self.path, &self.map, b, entries, &trits)?
+                    depth.decode_decisive(&self.path, self.src(), b, entries, &trits)?
                 };
                 for (i, c) in chunk.iter_mut().enumerate() {
                     if *c == 1 && entries == DepthEntries::Losses {
@@ -991,7 +1041,7 @@ impl SubspaceFile {
             .par_chunks_mut(wdl.info.block_slots as usize)
             .enumerate()
             .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
-                let data = wdl.decode(&self.path, &self.map, b, size)?;
+                let data = wdl.decode(&self.path, self.src(), b, size)?;
                 for (i, c) in chunk.iter_mut().enumerate() {
                     *c = trit_at(wdl.info.encoding, &data, i).ok_or_else(|| {
                         self.corrupt_slot("WDL", b as u64 * wdl.info.block_slots as u64 + i as u64)
@@ -1033,7 +1083,7 @@ impl SubspaceFile {
             }
             (0..s.blocks.len())
                 .into_par_iter()
-                .try_for_each(|b| s.compressed(&self.path, &self.map, b).map(|_| ()))?;
+                .try_for_each(|b| s.compressed(&self.path, self.src(), b).map(|_| ()))?;
             if xxh64(&self.map[mid..end]) != s.info.data_checksum {
                 return Err(FormatError::Checksum {
                     path: self.path.clone(),
