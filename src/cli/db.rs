@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use super::progress::BuildBars;
 use millbase::rules::value::Counts;
 use millbase::table::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
 use millbase::table::dir::manifest::{Entry, Manifest, parse_subspace};
@@ -11,6 +12,18 @@ use millbase::{Rules, table::verify};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// The values of `build --phase` (the library's [`BuildPhase`], named for the
+/// command line).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum PhaseArg {
+    /// The moving-phase subspaces only.
+    Moving,
+    /// The placement-phase sectors only (the moving phase must be built).
+    Placement,
+    /// The moving phase, then the placement sectors.
+    All,
+}
 
 /// Arguments of `build`.
 #[derive(Args)]
@@ -25,8 +38,8 @@ pub struct BuildArgs {
     only: Option<String>,
     /// Which phases to build: the moving-phase subspaces, the placement sectors
     /// (which need the moving phase), or both in that order.
-    #[arg(long, value_enum, default_value_t = BuildPhase::All)]
-    phase: BuildPhase,
+    #[arg(long, value_enum, default_value_t = PhaseArg::All)]
+    phase: PhaseArg,
     /// The rules: `standard`, or `standard-N` for the standard board with N stones
     /// per side (3 to 12; small N build the whole game in seconds).
     #[arg(long, default_value = "standard", value_parser = rules_arg)]
@@ -92,12 +105,15 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
     let opts = BuildOptions {
         db: a.db.clone(),
         selection,
-        phase: a.phase,
+        phase: match a.phase {
+            PhaseArg::Moving => BuildPhase::Moving,
+            PhaseArg::Placement => BuildPhase::Placement,
+            PhaseArg::All => BuildPhase::All,
+        },
         threads: a.threads,
-        quiet: a.quiet,
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
-    let reports = build::build(rules, &opts)?;
+    let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;
     print_reports(&reports, threads);
     println!("database directory: {}", a.db.display());
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ mod exam;
 mod info;
 mod oracle;
 mod pack;
+mod progress;
 mod repack;
 #[cfg(feature = "serve")]
 mod serve;

@@ -511,7 +511,6 @@ mod tests {
             selection: crate::table::build::Selection::All,
             phase: crate::table::build::BuildPhase::Moving,
             threads: Some(1),
-            quiet: true,
         };
         crate::table::build::build(rules, &opts).unwrap();
         let tb = Arc::new(Tablebase::open(&dir).unwrap());
