@@ -235,7 +235,7 @@ impl Tablebase {
             }
             if dir.join(s.file_name()).is_file() {
                 self.slots[i].dir = Some(number);
-            } else if crate::table::pack::derived::is_marked(dir, self.rules, s) {
+            } else if crate::table::dir::is_derived(dir, self.rules, s) {
                 self.slots[i].derived = Some(number);
             }
         }
