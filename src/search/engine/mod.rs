@@ -24,6 +24,7 @@
 
 pub mod endgame;
 pub mod eval;
+pub mod linear;
 pub mod net;
 pub mod net_weights;
 mod ordering;

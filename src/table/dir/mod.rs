@@ -197,13 +197,13 @@ mod tests {
     fn a_derived_marker_counts_only_for_its_sector_and_rules() {
         let dir = std::env::temp_dir().join(format!("millbase-marker-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (standard, lasker) = (Rules::standard(), Rules::by_name("standard-4").unwrap());
+        let (standard, four) = (Rules::standard(), Rules::by_name("standard-4").unwrap());
         let (s, other) = (Sector::moving(4, 3), Sector::moving(3, 4));
         assert_eq!(derived_marker(s), "4-3.derived");
         assert!(!is_derived(&dir, standard, s));
         std::fs::write(dir.join(derived_marker(s)), derived_marker_text(standard, s)).unwrap();
         assert!(is_derived(&dir, standard, s));
-        assert!(!is_derived(&dir, lasker, s));
+        assert!(!is_derived(&dir, four, s));
         // A marker whose text names another sector does not count.
         std::fs::write(dir.join(derived_marker(other)), derived_marker_text(standard, s)).unwrap();
         assert!(!is_derived(&dir, standard, other));
