@@ -24,10 +24,10 @@
 //! draw band (logits): tuned +-1.08, network +-1.14; scale 114.3 centi-stones per logit
 //! ```
 
-use super::net::{NET_BYTES, Net};
+use super::net::Net;
 
 /// The trained network. Its file's length is checked when the program is
-/// compiled: a file that is not [`NET_BYTES`] long fails the build.
+/// compiled: a file that is not [`super::net::NET_BYTES`] long fails the build.
 pub const NET: Net = match Net::from_le_bytes(include_bytes!("net_weights.bin")) {
     Some(net) => net,
     None => panic!("src/search/engine/net_weights.bin is not NET_BYTES long: not a network of this shape"),
