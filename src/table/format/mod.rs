@@ -38,6 +38,7 @@
 
 pub(crate) mod cache;
 mod checksum;
+mod coder;
 mod depth_model;
 mod error;
 #[doc(hidden)]

@@ -2,7 +2,8 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::table::probe::Tablebase`] share).
 
-use super::model::{Geometry, Model, decode_block, load_prior_of};
+use super::coder::{Model, load_prior_of};
+use super::model::{Geometry, decode_block};
 use super::pack::{
     DepthEntries, byte_of_trit, combine, expand_depth, half_at, trit_at, trit_in, trits5,
 };
