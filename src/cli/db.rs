@@ -1,8 +1,8 @@
 //! `build`, `verify`, `stats`: making and checking a database directory.
 
+use super::progress::BuildBars;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use super::progress::BuildBars;
 use millbase::rules::value::Counts;
 use millbase::table::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
 use millbase::table::dir::manifest::{Entry, Manifest, parse_subspace};

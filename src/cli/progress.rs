@@ -66,7 +66,9 @@ impl BuildBars {
     /// The bar of `unit`, if it is being built.
     fn bar(&self, unit: Unit) -> Option<ProgressBar> {
         let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
-        bars.iter().find(|(u, _)| *u == unit).map(|(_, b)| b.clone())
+        bars.iter()
+            .find(|(u, _)| *u == unit)
+            .map(|(_, b)| b.clone())
     }
 }
 
@@ -99,7 +101,10 @@ impl Observer for BuildBars {
     fn skipped(&self, step: &Step) {
         let o = self.overall();
         o.set_length(o.length().unwrap_or(0) - step.work);
-        self.say(format!("{}: finished earlier, checked, skipped", label(step.unit)));
+        self.say(format!(
+            "{}: finished earlier, checked, skipped",
+            label(step.unit)
+        ));
     }
 
     fn started(&self, step: &Step) {
@@ -150,7 +155,11 @@ impl Observer for BuildBars {
         }
         drop(bars);
         self.overall().inc(step.work);
-        self.say(format!("{}: done, {} positions", label(step.unit), step.positions));
+        self.say(format!(
+            "{}: done, {} positions",
+            label(step.unit),
+            step.positions
+        ));
     }
 
     fn finished(&self) {

@@ -30,7 +30,9 @@ use super::net::Net;
 /// compiled: a file that is not [`super::net::NET_BYTES`] long fails the build.
 pub const NET: Net = match Net::from_le_bytes(include_bytes!("net_weights.bin")) {
     Some(net) => net,
-    None => panic!("src/search/engine/net_weights.bin is not NET_BYTES long: not a network of this shape"),
+    None => panic!(
+        "src/search/engine/net_weights.bin is not NET_BYTES long: not a network of this shape"
+    ),
 };
 
 #[cfg(test)]

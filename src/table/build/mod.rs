@@ -381,7 +381,15 @@ pub fn build_with(
                 continue;
             }
             let report = pool.install(|| {
-                build_sector(idx, &opts.db, sector, step, observer, &mut manifest, &mut cache)
+                build_sector(
+                    idx,
+                    &opts.db,
+                    sector,
+                    step,
+                    observer,
+                    &mut manifest,
+                    &mut cache,
+                )
             })?;
             observer.done(step);
             reports.push(report);

@@ -201,11 +201,19 @@ mod tests {
         let (s, other) = (Sector::moving(4, 3), Sector::moving(3, 4));
         assert_eq!(derived_marker(s), "4-3.derived");
         assert!(!is_derived(&dir, standard, s));
-        std::fs::write(dir.join(derived_marker(s)), derived_marker_text(standard, s)).unwrap();
+        std::fs::write(
+            dir.join(derived_marker(s)),
+            derived_marker_text(standard, s),
+        )
+        .unwrap();
         assert!(is_derived(&dir, standard, s));
         assert!(!is_derived(&dir, four, s));
         // A marker whose text names another sector does not count.
-        std::fs::write(dir.join(derived_marker(other)), derived_marker_text(standard, s)).unwrap();
+        std::fs::write(
+            dir.join(derived_marker(other)),
+            derived_marker_text(standard, s),
+        )
+        .unwrap();
         assert!(!is_derived(&dir, standard, other));
         std::fs::remove_dir_all(&dir).unwrap();
     }
