@@ -14,8 +14,10 @@ into the library. An edge A -> B means a file of A names an item of B:
 
 Comments, strings and character literals are skipped; a `#[cfg(test)] mod tests`
 inside a file belongs to that file. A path leads to the longest module it names,
-so `crate::table::probe::Tablebase` is an edge to `table::probe` and
-`crate::Tablebase` (a re-export at the root) an edge to the root `crate`.
+so `crate::table::probe::Tablebase` is an edge to `table::probe`; a path through a
+name a module imports (`crate::Tablebase`, re-exported at the root, or
+`super::f` where the parent has `use m::f;`) leads to the module that defines it,
+and the importing module has its own edge there.
 
 The rule is that imports run downward: the graph has no cycle. The script exits
 with status 1 and prints each cycle when it has one, 0 otherwise.
@@ -137,7 +139,7 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class Crate:
-    """The modules, and the names each re-exports (`pub use a::B;`)."""
+    """The modules, and the names each imports (`use a::B;`, `pub use a::B;`)."""
 
     def __init__(self, files):
         self.modules = set(files)
@@ -165,11 +167,14 @@ class Crate:
             return tuple(base) + tuple(rest)
         if head in self.children(here):
             return tuple(here) + tuple(path)
+        if (tuple(here), head) in self.reexports:
+            # A name this module imported: `use crate::rules::fen;` then `fen::parse`.
+            return self.reexports[(tuple(here), head)] + tuple(path[1:])
         return None
 
     def module(self, full):
-        """The module an absolute path leads to, following re-exports: the
-        module that defines the item, not the one that re-exports it."""
+        """The module an absolute path leads to, following imports: the module
+        that defines the item, not one that imports or re-exports it."""
         for _ in range(20):
             if full is None:
                 return None
@@ -223,11 +228,14 @@ def references(text, module, crate):
             i += 3
             continue
         elif t == "use" and (i == 0 or tokens[i - 1] in (";", "{", "}", "]", "pub", ")")):
-            public = i > 0 and "pub" in tokens[max(0, i - 5) : i] and tokens[i - 1] in ("pub", ")")
             paths, i = use_paths(tokens, i + 1)
             for path, alias in paths:
                 full = crate.absolute(path, scope[-1], module)
-                if public and full and alias != "*":
+                # Any `use` names the item in this module (a private one for the
+                # module's children): a path through it leads to the item.
+                if alias == "self" and len(path) >= 2:
+                    alias, full = path[-2], full[:-1] if full else full
+                if full and alias != "*":
                     crate.reexports[(scope[-1], alias)] = full
                 add(full, lines[i - 1])
             continue
