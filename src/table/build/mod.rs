@@ -349,6 +349,17 @@ pub fn build_with(
     observer.plan(&[pair_steps.as_slice(), sector_steps.as_slice()].concat());
     let mut manifest =
         Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    // What this run is to write, recorded before the first file: a run killed
+    // half-way leaves in the manifest what is missing (`millbase verify` names it).
+    // A directory that cannot be written is not an error yet: one with every file
+    // finished needs no writing (the first file written reports it otherwise).
+    let targets: Vec<Sector> = pairs
+        .iter()
+        .flat_map(|&p| subspaces(p))
+        .map(|(k, l)| Sector::moving(k as u8, l as u8))
+        .chain(sectors.iter().copied())
+        .collect();
+    let _ = manifest.plan(&opts.db, &targets);
     let mut reports = Vec::new();
     for (&pair, step) in pairs.iter().zip(&pair_steps) {
         let slots = step.positions;
@@ -361,6 +372,9 @@ pub fn build_with(
             continue;
         }
         check_memory(idx, pair)?;
+        for &(a, b) in &subspaces(pair) {
+            check_replaceable(&opts.db.join(file_name(a, b)))?;
+        }
         let report =
             pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &mut manifest))?;
         observer.done(step);
@@ -380,6 +394,7 @@ pub fn build_with(
                 });
                 continue;
             }
+            check_replaceable(&opts.db.join(sector.file_name()))?;
             let report = pool.install(|| {
                 build_sector(
                     idx,
@@ -398,6 +413,19 @@ pub fn build_with(
     observer.finished();
     sync_manifest(&opts.db, idx)?;
     Ok(reports)
+}
+
+/// Refuses, before any work, to build a file whose place is taken by a directory,
+/// which the finished file could not be renamed over. (A FIFO, a device or a link in
+/// its place is replaced by the finished file.)
+fn check_replaceable(path: &Path) -> Result<(), BuildError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(BuildError::Format(FormatError::NotAFile {
+            path: path.to_path_buf(),
+            kind: "directory",
+        }));
+    }
+    Ok(())
 }
 
 /// The placement sectors a selection builds, latest ply first.
