@@ -6,7 +6,7 @@
 //! flag, repetition draws; `tt`, the transposition table; `zobrist`, position keys;
 //! `ordering`, move ordering; `eval`, static evaluation. Public:
 //!
-//! - [`score`]: the score scale (centi-stones and mate distances);
+//! - [`score`](crate::search::score): the score scale (centi-stones and mate distances);
 //! - [`endgame`]: the [`Endgame`] trait and play by exact values.
 //!
 //! ```

@@ -31,7 +31,7 @@ pub const HIDDEN: usize = 32;
 /// Each term of the linear evaluation is multiplied by this before it enters.
 pub const TERM_SCALE: f32 = 0.25;
 /// The largest evaluation the network gives, in centi-stones (well inside the
-/// heuristic range of [`super::score`]).
+/// heuristic range of [`crate::search::score`]).
 pub const MAX_SCORE: i32 = 20_000;
 
 /// The network's parameters.

@@ -13,7 +13,7 @@ pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// are 3 and 4 with the WDL model's refiner (`docs/FORMAT.md`, "Model coding"),
 /// and versions 3 and 4 are no longer read ([`RETIRED`]). A file is written with
 /// the lowest version that describes it (a full file without flags as version 1,
-/// only on request: [`WriteOptions::decisive_depths`] is on by default).
+/// only on request: [`super::WriteOptions::decisive_depths`] is on by default).
 pub const VERSION: u32 = 6;
 /// The version of a file whose WDL section is model-coded ([`Encoding::Model`])
 /// and whose depth section (if any) is zstd-compressed.
@@ -64,7 +64,7 @@ pub const FLAG_DECISIVE_DEPTHS: u32 = 4;
 /// to move rarely loses, so this leaves few entries. Only in full files; written
 /// by `millbase repack --depths losses`.
 pub const FLAG_LOSS_DEPTHS: u32 = 8;
-/// The code [`SubspaceFile::read_all_partial`] gives a won slot of a file with
+/// The code [`super::SubspaceFile::read_all_partial`] gives a won slot of a file with
 /// [`FLAG_LOSS_DEPTHS`], whose distance is not stored (no real code is this large).
 pub const WIN_BY_LOOKAHEAD: u16 = u16::MAX;
 /// Every flag this version knows.
@@ -258,7 +258,7 @@ impl Header {
     }
 }
 
-/// What [`SubspaceFile::open`] checks the header against; `None` accepts anything.
+/// What [`super::SubspaceFile::open`] checks the header against; `None` accepts anything.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Expect {
     /// The rules fingerprint.
