@@ -1,10 +1,14 @@
-//! Trains the engine's network evaluation (`src/engine/net.rs`) on exact values
-//! from the databases: `tools/train-net.sh` runs both steps and writes
-//! `src/engine/net_weights.rs`.
+//! Trains the engine's network evaluation (`src/search/engine/net.rs`) on exact
+//! values from the databases: `tools/train-net.sh` runs both steps and writes the
+//! weights to `src/search/engine/net_weights.bin` (little-endian `f32`s,
+//! `Net::to_le_bytes`) and the fit's report to the documentation of
+//! `src/search/engine/net_weights.rs`, which reads the weights when the program is
+//! compiled.
 //!
 //! ```text
 //! cargo run --release --example train_net -- sample DB OUT.bin [GAMES] [PER_SECTOR] [SEED]
 //! cargo run --release --example train_net -- train IN.bin OUT.rs [EPOCHS] [SEED]
+//! (writes OUT.rs and, beside it, the weights OUT.bin)
 //! ```
 //!
 //! `sample` draws positions two ways and writes each with its exact win/draw/loss:
@@ -493,29 +497,20 @@ fn train(args: &[String]) {
     for line in report.lines() {
         writeln!(text, "//! {line}").unwrap();
     }
-    writeln!(text, "//! ```\n\nuse super::net::Net;\n").unwrap();
-    writeln!(text, "/// The trained network.").unwrap();
-    writeln!(text, "pub const NET: Net = Net {{").unwrap();
-    writeln!(text, "    w1: [").unwrap();
-    for row in &net.w1 {
-        writeln!(text, "        {},", floats(row)).unwrap();
-    }
-    writeln!(text, "    ],").unwrap();
-    writeln!(text, "    b1: {},", floats(&net.b1)).unwrap();
-    writeln!(text, "    w2: {},", floats(&net.w2)).unwrap();
-    writeln!(text, "    b2: {:?},", net.b2).unwrap();
-    writeln!(text, "    scale: {:?},", net.scale).unwrap();
-    writeln!(text, "}};").unwrap();
+    writeln!(text, "//! ```\n").unwrap();
+    // The rest of the module, from the file the weights go into.
+    let current = include_str!("../src/search/engine/net_weights.rs");
+    let start = current
+        .find("\nuse ")
+        .expect("net_weights.rs: its code after the documentation");
+    let rest = &current[start + 1..];
+    text.push_str(rest);
+    let weights = std::path::Path::new(out).with_extension("bin");
+    std::fs::write(&weights, net.to_le_bytes()).expect("writing the weights");
     std::fs::File::create(out)
         .and_then(|mut f| f.write_all(text.as_bytes()))
-        .expect("writing the weights");
-    eprintln!("written to {out}");
-}
-
-/// A Rust array literal of `xs`, each printed so that it reads back exactly.
-fn floats(xs: &[f32]) -> String {
-    let items: Vec<String> = xs.iter().map(|x| format!("{x:?}")).collect();
-    format!("[{}]", items.join(", "))
+        .expect("writing the weights' module");
+    eprintln!("written to {} and {out}", weights.display());
 }
 
 /// Held-out error and accuracy of the network against the tuned weights.

@@ -23,7 +23,6 @@
 //!     selection: Selection::All,
 //!     phase: BuildPhase::All,
 //!     threads: None,
-//!     quiet: true,
 //! };
 //! build(rules, &opts)?;
 //!

@@ -1,5 +1,6 @@
 //! `build`, `verify`, `stats`: making and checking a database directory.
 
+use super::progress::BuildBars;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use millbase::rules::value::Counts;
@@ -11,6 +12,18 @@ use millbase::{Rules, table::verify};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// The values of `build --phase` (the library's [`BuildPhase`], named for the
+/// command line).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum PhaseArg {
+    /// The moving-phase subspaces only.
+    Moving,
+    /// The placement-phase sectors only (the moving phase must be built).
+    Placement,
+    /// The moving phase, then the placement sectors.
+    All,
+}
 
 /// Arguments of `build`.
 #[derive(Args)]
@@ -25,8 +38,8 @@ pub struct BuildArgs {
     only: Option<String>,
     /// Which phases to build: the moving-phase subspaces, the placement sectors
     /// (which need the moving phase), or both in that order.
-    #[arg(long, value_enum, default_value_t = BuildPhase::All)]
-    phase: BuildPhase,
+    #[arg(long, value_enum, default_value_t = PhaseArg::All)]
+    phase: PhaseArg,
     /// The rules: `standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`
     /// (docs/RULES.md), each also `NAME-N` with N stones per side (3 to 12, 3 to 8
     /// for six; small N build the whole game in seconds). `lasker` and the 12-stone
@@ -108,12 +121,15 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
     let opts = BuildOptions {
         db: a.db.clone(),
         selection,
-        phase: a.phase,
+        phase: match a.phase {
+            PhaseArg::Moving => BuildPhase::Moving,
+            PhaseArg::Placement => BuildPhase::Placement,
+            PhaseArg::All => BuildPhase::All,
+        },
         threads: a.threads,
-        quiet: a.quiet,
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
-    let reports = build::build(rules, &opts)?;
+    let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;
     print_reports(&reports, threads);
     println!("database directory: {}", a.db.display());
     Ok(ExitCode::SUCCESS)
@@ -167,7 +183,7 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
             // Sectors of these rules only, and not derived (no file by design).
             .filter(|name| {
                 Sector::parse(name).is_some_and(|s| {
-                    s.is_valid(rules) && !millbase::table::pack::derived::is_marked(&a.db, rules, s)
+                    s.is_valid(rules) && !millbase::table::dir::is_derived(&a.db, rules, s)
                 })
             })
             .collect(),

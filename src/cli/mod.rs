@@ -1,17 +1,20 @@
 //! Command-line interface: one file per subcommand.
 
 mod arena;
+mod args;
 mod board;
 mod db;
 mod exam;
 mod info;
 mod oracle;
 mod pack;
+mod progress;
 mod repack;
 #[cfg(feature = "serve")]
 mod serve;
 mod uci;
 
+use args::{at_least_one, parse_sectors};
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -88,26 +91,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Exam(a) => exam::exam(a),
         #[cfg(feature = "serve")]
         Command::Serve(a) => serve::serve(a),
-    }
-}
-
-/// A count that must be at least 1 (`--games`, `--threads`).
-/// Sectors named `K-L` or `K-L-HK-HL` (an `--only` list).
-fn parse_sectors(names: &[String]) -> anyhow::Result<Vec<millbase::table::sector::Sector>> {
-    names
-        .iter()
-        .map(|s| {
-            millbase::table::sector::Sector::parse(s)
-                .ok_or_else(|| anyhow::anyhow!("'{s}' is not a sector (K-L or K-L-HK-HL)"))
-        })
-        .collect()
-}
-
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err("not a whole number".into()),
     }
 }
 

@@ -16,7 +16,7 @@
 //! none`, its `info string sanmill_error {...}` lines (with `StrictFailurePolicy`),
 //! an illegal answer, an engine that exits, and one silent past the timeout.
 
-use crate::play::protocol::server::sanmill_token;
+use crate::play::protocol::wire::sanmill_token;
 use crate::rules::Rules;
 use crate::rules::fen;
 use crate::rules::game::Game;

@@ -8,14 +8,19 @@
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
 //! `info string error: ...` line and is otherwise ignored.
 
+pub use crate::play::protocol::options::Options;
+use crate::play::protocol::options::{
+    MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, RuleOption, option_lines, parse_bool, parse_in,
+    parse_setoption, rule_option,
+};
+use crate::play::protocol::wire::score_text;
+pub use crate::play::protocol::wire::{final_lines, info_line, sanmill_token};
 use crate::rules::Rules;
 use crate::rules::fen;
 use crate::rules::game::Game;
-use crate::rules::notation::format_ply;
-use crate::rules::position::{Color, NONE, Ply};
+use crate::rules::position::Color;
 use crate::search::engine::eval;
-use crate::search::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits, SearchResult};
-use crate::search::score::mate_plies;
+use crate::search::engine::{Algorithm, Endgame, Engine, EngineConfig, Info, Limits};
 use std::io::{BufRead, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,10 +32,6 @@ use std::time::{Duration, Instant, SystemTime};
 /// has a database reader; without one, `DatabasePath` is refused).
 pub type EndgameOpener = Box<dyn Fn(&Path) -> Result<Arc<dyn Endgame>, String> + Send>;
 
-/// Largest transposition table the `Hash` option accepts, in MiB.
-const MAX_HASH_MB: usize = 65_536;
-/// Deepest `SkillLevel` (iteration depth of a `go` without limits).
-const MAX_SKILL: u32 = 64;
 /// How long a search still running at the end of input may go on before it is
 /// stopped and answered.
 pub const EOF_GRACE: Duration = Duration::from_secs(3);
@@ -38,69 +39,6 @@ pub const EOF_GRACE: Duration = Duration::from_secs(3);
 const CLOCK_MARGIN: Duration = Duration::from_millis(30);
 /// Moves assumed left in the game when the GUI does not say (`movestogo`).
 const MOVES_TO_GO: u32 = 25;
-
-/// The settable options.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// `Hash`: transposition table size in MiB.
-    pub hash_mb: usize,
-    /// `DatabasePath`: the database directory, if set.
-    pub database: Option<String>,
-    /// `SkillLevel`: depth of a `go` that names no limit (0: none).
-    pub skill_level: u32,
-    /// `MoveTimeMs`: time of a `go` that names no limit (0: none).
-    pub move_time_ms: u64,
-    /// `Shuffling`: choose among equally ordered root plies at random.
-    pub shuffling: bool,
-    /// `UseMTDf`: MTD(f) instead of PVS at the root.
-    pub mtdf: bool,
-    /// `SanmillBestmove`: close a search with Sanmill's single line only.
-    pub sanmill_bestmove: bool,
-    /// `Eval`: the evaluation (`net`, the default, `tuned` or `shipped`).
-    pub eval: &'static str,
-    /// `Quiescence`: plies of the quiescence search on captures (0: none).
-    pub quiescence: u32,
-    /// `ThreatExtension`: double mill threats made in placement searched one ply deeper.
-    pub threat_extension: bool,
-    /// `Reductions`: late quiet plies searched less deep first.
-    pub reductions: bool,
-    /// `Threads`: threads of a search (lazy SMP).
-    pub threads: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            hash_mb: 16,
-            database: None,
-            skill_level: 0,
-            move_time_ms: 1000,
-            shuffling: false,
-            mtdf: false,
-            sanmill_bestmove: false,
-            eval: crate::search::engine::eval::DEFAULT_EVAL,
-            quiescence: crate::search::engine::QUIESCENCE,
-            threat_extension: crate::search::engine::THREAT_EXTENSION,
-            reductions: crate::search::engine::REDUCTIONS,
-            threads: 1,
-        }
-    }
-}
-
-/// The `option` lines printed after `uci`.
-/// The largest `MoveTimeMs` (one hour), as the option line says.
-const MAX_MOVE_TIME_MS: u64 = 3_600_000;
-
-const OPTION_LINES: &[&str] = &[
-    "option name Hash type spin default 16 min 1 max 65536",
-    "option name DatabasePath type string default <empty>",
-    "option name SkillLevel type spin default 0 min 0 max 64",
-    "option name MoveTimeMs type spin default 1000 min 0 max 3600000",
-    "option name Shuffling type check default false",
-    "option name UseMTDf type check default false",
-    "option name SanmillBestmove type check default false",
-    "option name Eval type combo default net var shipped var tuned var net",
-];
 
 type Out<W> = Arc<Mutex<W>>;
 
@@ -223,24 +161,7 @@ impl<W: Write + Send + 'static> Uci<W> {
     fn uci(&self) {
         self.say(&format!("id name millbase {}", env!("CARGO_PKG_VERSION")));
         self.say("id author the millbase authors");
-        OPTION_LINES.iter().for_each(|l| self.say(l));
-        self.say(&format!(
-            "option name Quiescence type spin default {} min 0 max {}",
-            crate::search::engine::QUIESCENCE,
-            crate::search::engine::MAX_QUIESCENCE
-        ));
-        self.say(&format!(
-            "option name ThreatExtension type check default {}",
-            crate::search::engine::THREAT_EXTENSION
-        ));
-        self.say(&format!(
-            "option name Reductions type check default {}",
-            crate::search::engine::REDUCTIONS
-        ));
-        self.say(&format!(
-            "option name Threads type spin default 1 min 1 max {}",
-            crate::search::engine::MAX_THREADS
-        ));
+        option_lines().iter().for_each(|l| self.say(l));
         self.say("uciok");
     }
 
@@ -461,35 +382,6 @@ fn time_seed() -> u64 {
         .map_or(1, |d| d.as_nanos() as u64)
 }
 
-/// Splits `name <Name...> value <v...>` (the name may contain spaces, the value may be absent).
-fn parse_setoption(rest: &str) -> Option<(String, String)> {
-    let rest = rest.strip_prefix("name")?.trim();
-    let (name, value) = match rest.find(" value") {
-        Some(i) => (&rest[..i], rest[i + 6..].trim()),
-        None => (rest, ""),
-    };
-    (!name.trim().is_empty()).then(|| (name.trim().to_string(), value.to_string()))
-}
-
-fn parse_in<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
-    value: &str,
-    min: T,
-    max: T,
-) -> Result<T, String> {
-    match value.parse::<T>() {
-        Ok(v) if v >= min && v <= max => Ok(v),
-        _ => Err(format!("'{value}' is not a number from {min} to {max}")),
-    }
-}
-
-fn parse_bool(value: &str) -> Result<bool, String> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("'{value}' is not true or false")),
-    }
-}
-
 /// The limits of `go ...` for `side` to move. A `go` naming no limit uses the
 /// `SkillLevel` depth and `MoveTimeMs` options.
 pub fn parse_go(rest: &str, side: Color, options: &Options) -> Result<Limits, String> {
@@ -621,64 +513,6 @@ fn topn_lines(
         .collect()
 }
 
-/// What a Sanmill rule option must say for `rules`.
-enum RuleOption {
-    /// Any value: the option cannot matter under these rules (a capture kind that
-    /// is off, a full board that cannot happen) or is adjudicated by the driver
-    /// (Sanmill's N-move and threefold-repetition rules).
-    Any,
-    /// Exactly this value.
-    Must(String),
-}
-
-/// The value Sanmill's rule option `key` (lower case) must have for `rules`; `None`
-/// when `key` is not one of Sanmill's rule options.
-fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
-    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
-    let must = |v: String| Some(RuleOption::Must(v));
-    let off = || must("false".into());
-    match key.as_str() {
-        "piecescount" | "piececount" => must(rules.stones.to_string()),
-        "mayfly" => must(rules.fly_with.is_some().to_string()),
-        "flypiececount" => match rules.fly_with {
-            Some(n) => must(n.to_string()),
-            None => Some(RuleOption::Any),
-        },
-        "piecesatleastcount" => must("3".into()),
-        "hasdiagonallines" => must(rules.diagonal_lines.to_string()),
-        "maymoveinplacingphase" => must(rules.move_in_placement.to_string()),
-        "millformationactioninplacingphase" | "stalemateaction" => must("0".into()),
-        "isdefendermovefirst"
-        | "mayremovemultiple"
-        | "mayremovefrommillsalways"
-        | "restrictrepeatedmillsformation"
-        | "onetimeusemill"
-        | "custodiancaptureenabled"
-        | "interventioncaptureenabled"
-        | "leapcaptureenabled" => off(),
-        "boardfullaction" | "stopplacingwhentwoemptysquares"
-            if 2 * usize::from(rules.stones) + 2 < rules.points() =>
-        {
-            Some(RuleOption::Any)
-        }
-        "boardfullaction" => must(
-            match rules.full_board {
-                crate::rules::FullBoard::StuckLoses => "0",
-                crate::rules::FullBoard::Draw => "4",
-            }
-            .into(),
-        ),
-        "nmoverule" | "endgamenmoverule" | "threefoldrepetitionrule" => Some(RuleOption::Any),
-        k if ["custodiancapture", "interventioncapture", "leapcapture"]
-            .iter()
-            .any(|p| k.starts_with(p)) =>
-        {
-            Some(RuleOption::Any)
-        }
-        _ => None,
-    }
-}
-
 /// The time for one move from `left` ms on the clock and `inc` ms increment.
 fn clock_share(left: u64, inc: u64, moves_to_go: u32) -> Duration {
     let left = Duration::from_millis(left);
@@ -686,70 +520,6 @@ fn clock_share(left: u64, inc: u64, moves_to_go: u32) -> Duration {
     share
         .min(left.saturating_sub(CLOCK_MARGIN))
         .max(Duration::from_millis(5))
-}
-
-/// `cp N` or `mate M` (M in moves, negative when losing), UCI style.
-fn score_text(score: i32) -> String {
-    match mate_plies(score) {
-        Some(plies) => format!("mate {}", plies.signum() * ((plies.abs() + 1) / 2)),
-        None => format!("cp {score}"),
-    }
-}
-
-/// `info depth D score ... nodes N nps N time T pv ...` (side to move's point of view).
-pub fn info_line(rules: &Rules, info: &Info) -> String {
-    let ms = info.time.as_millis().max(1) as u64;
-    let pv: Vec<String> = info.pv.iter().map(|&p| format_ply(rules, p)).collect();
-    format!(
-        "info depth {} score {} nodes {} nps {} time {} pv {}",
-        info.depth,
-        score_text(info.score),
-        info.nodes,
-        info.nodes * 1000 / ms,
-        ms,
-        pv.join(" ")
-    )
-    .trim_end()
-    .to_string()
-}
-
-/// The bestmove token of Sanmill's line: a capture without its removal (which is
-/// the next search's answer), a lone removal as `xPOINT`.
-pub fn sanmill_token(rules: &Rules, ply: Ply) -> String {
-    if ply.is_lone_removal() {
-        format_ply(rules, ply)
-    } else {
-        format_ply(
-            rules,
-            Ply {
-                remove: NONE,
-                ..ply
-            },
-        )
-    }
-}
-
-/// The two closing lines of a search: Sanmill's (White's point of view) and the
-/// standard `bestmove`.
-pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String; 2] {
-    let white = if side == Color::White {
-        result.score
-    } else {
-        -result.score
-    };
-    let (sanmill, standard) = match result.best {
-        Some(p) => (sanmill_token(rules, p), format_ply(rules, p)),
-        None => ("none".to_string(), "(none)".to_string()),
-    };
-    [
-        format!(
-            "info depth {} score {} nodes {} bestmove {sanmill}",
-            result.depth,
-            score_text(white),
-            result.nodes
-        ),
-        format!("bestmove {standard}"),
-    ]
 }
 
 /// Runs a session on standard input and output.
@@ -761,6 +531,7 @@ pub fn run_stdio(rules: &'static Rules, opener: Option<EndgameOpener>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::position::Ply;
     use crate::search::score;
 
     #[test]

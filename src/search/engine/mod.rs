@@ -6,7 +6,7 @@
 //! flag, repetition draws; `tt`, the transposition table; `zobrist`, position keys;
 //! `ordering`, move ordering; `eval`, static evaluation. Public:
 //!
-//! - [`score`]: the score scale (centi-stones and mate distances);
+//! - [`score`](crate::search::score): the score scale (centi-stones and mate distances);
 //! - [`endgame`]: the [`Endgame`] trait and play by exact values.
 //!
 //! ```
@@ -24,35 +24,24 @@
 
 pub mod endgame;
 pub mod eval;
+pub mod linear;
 pub mod net;
 pub mod net_weights;
 mod ordering;
 mod search;
+mod terms;
 mod tt;
 pub mod tuned;
 mod zobrist;
 
 pub use endgame::Endgame;
+pub use terms::{Algorithm, Info, Limits, SearchResult};
 
 use crate::rules::Rules;
 use crate::rules::game::Game;
-use crate::rules::position::{Color, Ply, Position};
-use crate::rules::value::Value;
-use crate::search::score;
+use crate::rules::position::{Color, Position};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-
-/// The search algorithm at the root of each iteration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Algorithm {
-    /// Alpha-beta with principal-variation search (null windows after the first ply).
-    #[default]
-    Pvs,
-    /// MTD(f): a sequence of null-window searches converging on the score, starting
-    /// from the previous iteration's score.
-    Mtdf,
-}
 
 /// How an [`Engine`] is set up.
 #[derive(Clone)]
@@ -122,60 +111,6 @@ impl Default for EngineConfig {
             reductions: REDUCTIONS,
             threads: 1,
         }
-    }
-}
-
-/// When a search stops (besides the stop flag). `None` means no limit; with no limit
-/// at all the search runs until stopped or until the depth reaches the ply cap.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Last iteration depth, in plies.
-    pub depth: Option<u32>,
-    /// Stop after about this many nodes.
-    pub nodes: Option<u64>,
-    /// Stop after this much time; no iteration is started after half of it.
-    pub movetime: Option<Duration>,
-}
-
-/// What the search reports after each completed iteration.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Info {
-    /// The iteration depth.
-    pub depth: u32,
-    /// The score for the side to move (see [`score`]).
-    pub score: i32,
-    /// Nodes searched so far.
-    pub nodes: u64,
-    /// Time since the search started.
-    pub time: Duration,
-    /// The principal variation.
-    pub pv: Vec<Ply>,
-}
-
-/// The outcome of a search.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchResult {
-    /// The ply to play; `None` only if the position has no legal ply.
-    pub best: Option<Ply>,
-    /// Score of the best ply for the side to move (see [`score`]).
-    pub score: i32,
-    /// Depth of the last completed iteration (1 when played by exact values).
-    pub depth: u32,
-    /// Nodes searched.
-    pub nodes: u64,
-    /// The principal variation, starting with `best`.
-    pub pv: Vec<Ply>,
-    /// Time spent.
-    pub time: Duration,
-    /// Whether the root was played by exact values from the [`Endgame`].
-    pub exact: bool,
-}
-
-impl SearchResult {
-    /// The exact value the score proves, if it is a mate score (or an exact draw).
-    pub fn value(&self) -> Option<Value> {
-        score::to_value(self.score)
-            .or((self.exact && self.score == score::DRAW).then_some(Value::Draw))
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! The inputs are seen from the side to move: its stones and the opponent's, one
 //! input per point and side; the stones in hand of each side, one-hot; and the
-//! linear evaluation's terms ([`super::eval::terms`], scaled by [`TERM_SCALE`]),
+//! linear evaluation's terms ([`super::linear::terms`], scaled by [`TERM_SCALE`]),
 //! which give the network mills, mobility and blocked stones without its having
 //! to learn them. One hidden layer of [`HIDDEN`] rectified units, one output: the
 //! logit of the side to move's expected result (a win 1, a draw 1/2, a loss 0),
@@ -12,7 +12,7 @@
 //! The network knows only the standard board (with at most nine stones a side);
 //! the engine uses it only there (see [`applies`]).
 
-use super::eval::{TERMS, terms};
+use super::linear::{TERMS, terms};
 use crate::rules::Rules;
 use crate::rules::position::{Position, points};
 
@@ -31,7 +31,7 @@ pub const HIDDEN: usize = 32;
 /// Each term of the linear evaluation is multiplied by this before it enters.
 pub const TERM_SCALE: f32 = 0.25;
 /// The largest evaluation the network gives, in centi-stones (well inside the
-/// heuristic range of [`super::score`]).
+/// heuristic range of [`crate::search::score`]).
 pub const MAX_SCORE: i32 = 20_000;
 
 /// The network's parameters.
@@ -97,7 +97,62 @@ pub fn inputs(rules: &Rules, pos: &Position) -> Inputs {
     }
 }
 
+/// Bytes of a network stored as a file ([`Net::to_le_bytes`]): its `f32`
+/// parameters, 4 little-endian bytes each.
+pub const NET_BYTES: usize = 4 * (INPUTS * HIDDEN + 2 * HIDDEN + 2);
+
+/// The `f32` at parameter `k` of `b`, little-endian.
+const fn f32_at(b: &[u8], k: usize) -> f32 {
+    f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]])
+}
+
 impl Net {
+    /// The network as stored in a file: every parameter a little-endian `f32`, in
+    /// the order `w1` (row by row: input 0's [`HIDDEN`] weights first), `b1`, `w2`,
+    /// `b2`, `scale`; [`NET_BYTES`] bytes.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        let params = self.w1.iter().flatten().chain(&self.b1).chain(&self.w2);
+        let params = params.chain([&self.b2, &self.scale]);
+        params.flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// Reads a network written by [`Net::to_le_bytes`], or `None` if `b` is not
+    /// [`NET_BYTES`] long. A `const fn`, so that the engine's network is read from
+    /// its file when the program is compiled.
+    pub const fn from_le_bytes(b: &[u8]) -> Option<Net> {
+        if b.len() != NET_BYTES {
+            return None;
+        }
+        let mut net = Net {
+            w1: [[0.0; HIDDEN]; INPUTS],
+            b1: [0.0; HIDDEN],
+            w2: [0.0; HIDDEN],
+            b2: 0.0,
+            scale: 0.0,
+        };
+        let mut k = 0;
+        let mut i = 0;
+        while i < INPUTS {
+            let mut j = 0;
+            while j < HIDDEN {
+                net.w1[i][j] = f32_at(b, k);
+                k += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        let mut j = 0;
+        while j < HIDDEN {
+            net.b1[j] = f32_at(b, k + j);
+            net.w2[j] = f32_at(b, k + HIDDEN + j);
+            j += 1;
+        }
+        k += 2 * HIDDEN;
+        net.b2 = f32_at(b, k);
+        net.scale = f32_at(b, k + 1);
+        Some(net)
+    }
+
     /// The hidden layer's activations (before rectification) for `x`.
     pub fn hidden(&self, x: &Inputs) -> [f32; HIDDEN] {
         let mut h = self.b1;
@@ -209,6 +264,16 @@ mod tests {
             };
             assert_eq!(inputs(rules, &swapped), x);
         }
+    }
+
+    #[test]
+    fn a_network_reads_back_from_its_bytes() {
+        let net = &super::super::net_weights::NET;
+        let bytes = net.to_le_bytes();
+        assert_eq!(bytes.len(), NET_BYTES);
+        assert_eq!(Net::from_le_bytes(&bytes).as_ref(), Some(net));
+        assert_eq!(Net::from_le_bytes(&bytes[1..]), None);
+        assert_eq!(Net::from_le_bytes(&[bytes.as_slice(), &[0]].concat()), None);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 use super::endgame::{Endgame, best_exact, exact_line};
 use super::eval::Eval;
 use super::ordering::{MAX_PLY, Ordering, is_quiet, pick};
+use super::terms::{Algorithm, Info, Limits, SearchResult};
 use super::tt::{Bound, Hit, Table};
 use super::zobrist::Zobrist;
-use super::{Algorithm, Info, Limits, SearchResult};
 use crate::mix::SplitMix;
 use crate::rules::position::{Phase, Ply, Position};
 use crate::rules::{Bits, Rules};

@@ -30,9 +30,9 @@
 //! draw band: shipped +-138, fitted +-122 centi-stones
 //! ```
 
-use super::eval::Weights;
+use super::linear::Weights;
 
-/// The fitted weights by [`super::eval::SidePhase`].
+/// The fitted weights by [`super::linear::SidePhase`].
 pub const TUNED: [Weights; 3] = [
     // Placing.
     Weights {

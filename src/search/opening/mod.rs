@@ -31,15 +31,17 @@
 //! positions up to a given ply to `opening.bin` in the database directory (layout in
 //! `docs/FORMAT.md`); every later search reads them first.
 
+mod error;
 mod key;
 mod saved;
 mod search;
 mod table;
 
+pub use error::OpeningError;
 use key::ply_of;
 pub use key::{canonical_key, key_position};
 use saved::{Saved, encode};
-use search::{Search, Stop};
+use search::{MissingAs, Search, Stop};
 use table::{Bound, Entry, Table};
 
 use crate::rules::Rules;
@@ -47,58 +49,15 @@ use crate::rules::position::{Phase, Ply, Position};
 use crate::rules::value::Value;
 use crate::search::score::{INFINITE, value_at};
 use crate::table::dir::manifest::subspace_name;
-use crate::table::format::{FormatError, write_atomic};
+use crate::table::format::write_atomic;
 use crate::table::probe::{ProbeError, Tablebase};
 use std::cmp::Ordering as CmpOrdering;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// The file of saved opening values in a database directory ([`crate::table::dir`]).
 pub const SAVED_FILE: &str = crate::table::dir::OPENING;
-
-/// Why the opening search gave no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum OpeningError {
-    /// A probe failed: a missing subspace (named, with the command that builds it), a
-    /// damaged file, an illegal position.
-    #[error(transparent)]
-    Probe(#[from] ProbeError),
-    /// The saved opening values are damaged or of other rules.
-    #[error("{}: {why}; delete the file and run `millbase solve` again", path.display())]
-    Saved {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        why: String,
-    },
-    /// Writing the saved values failed.
-    #[error(transparent)]
-    Write(#[from] FormatError),
-    /// The rules do not fit the search's position keys ([`canonical_key`]).
-    #[error(
-        "rules {rules}: the opening search keys boards of at most 24 points and hands of at most 15 stones"
-    )]
-    Unsupported {
-        /// The rules' name.
-        rules: String,
-    },
-    /// The search reached the limit set with [`Opening::with_limit`] before it had an
-    /// answer.
-    #[error(
-        "the search stopped at its limit ({nodes} positions, {seconds:.1} s) without an answer"
-    )]
-    Limit {
-        /// Positions searched in all.
-        nodes: u64,
-        /// Seconds since the limit was set.
-        seconds: f64,
-    },
-    /// The transposition table of [`OpeningOptions::table_mib`] could not be had.
-    #[error("the opening search's table: {0}")]
-    Memory(String),
-}
 
 /// Caps on the work of an opening search, shared by every query one [`Opening`]
 /// answers after [`Opening::with_limit`]: a server gives each request its own.
@@ -166,17 +125,6 @@ impl Outcome {
             .map(|&(k, l)| subspace_name(k, l))
             .collect()
     }
-}
-
-/// How leaves of a missing subspace are valued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MissingAs {
-    /// An error: the caller wants an exact value.
-    Error,
-    /// `Win(1)` for the side to move at the leaf.
-    Win,
-    /// `Loss(0)` for the side to move at the leaf.
-    Loss,
 }
 
 /// The tablebase an [`Opening`] probes: borrowed, or shared so that the search can
@@ -534,7 +482,6 @@ mod tests {
             selection: crate::table::build::Selection::All,
             phase: crate::table::build::BuildPhase::Moving,
             threads: Some(1),
-            quiet: true,
         };
         crate::table::build::build(rules, &opts).unwrap();
         let tb = Arc::new(Tablebase::open(&dir).unwrap());

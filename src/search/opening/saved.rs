@@ -1,7 +1,7 @@
 //! `opening.bin`: the saved exact values of placement positions (layout in
 //! `docs/FORMAT.md`), read when a search starts and written by [`super::Opening::save`].
 
-use super::OpeningError;
+use super::error::OpeningError;
 use crate::rules::value::Value;
 use crate::table::format::{FormatError, xxh64};
 use std::path::Path;

@@ -1,7 +1,6 @@
 //! One alpha-beta search of a placement position: negamax over the placement phase,
 //! leaves probed in the databases, the table and the saved values consulted.
 
-use super::MissingAs;
 use super::key::canonical_key;
 use super::saved::Saved;
 use super::table::{Bound, Entry, Table};
@@ -13,6 +12,17 @@ use crate::table::probe::{ProbeError, Tablebase};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+
+/// How leaves of a missing subspace are valued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MissingAs {
+    /// An error: the caller wants an exact value.
+    Error,
+    /// `Win(1)` for the side to move at the leaf.
+    Win,
+    /// `Loss(0)` for the side to move at the leaf.
+    Loss,
+}
 
 /// One search: shared, read-only state and counters.
 pub(super) struct Search<'s> {

@@ -3,12 +3,15 @@
 //!
 //! A directory holds one file per moving-phase subspace, `k-l.mdb`
 //! ([`file_name`]), one per placement sector, `k-l-hk-hl.mdb`
-//! ([`Sector::file_name`]), the manifest [`MANIFEST`] (derived data, see
-//! [`crate::table::dir::manifest`]) and the opening search's saved values [`OPENING`]
-//! ([`crate::search::opening`]).
+//! ([`Sector::file_name`]: a sector's file is named after the sector), the manifest
+//! [`MANIFEST`] (derived data, see [`crate::table::dir::manifest`]), the opening
+//! search's saved values [`OPENING`] ([`crate::search::opening`]) and, in a packed
+//! WDL-only directory, a marker `k-l.derived` per sector left out because one ply of
+//! search gives its results ([`derived_marker`], [`is_derived`]).
 
 pub mod manifest;
 
+use crate::rules::Rules;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for,
     model_block_slots,
@@ -23,10 +26,37 @@ pub const MANIFEST: &str = "manifest.json";
 /// The file name of the opening search's saved values inside a database directory.
 pub const OPENING: &str = "opening.bin";
 
+/// The file name of the marker that says sector `s` is derived: its results are
+/// the best of its plies, given by one ply of search over stored sectors, and it has
+/// no file of its own (see [`crate::table::pack::derived`]).
+pub fn derived_marker(s: Sector) -> String {
+    format!("{s}.derived")
+}
+
+/// The contents of the marker of derived sector `s` under `rules`.
+pub fn derived_marker_text(rules: &Rules, s: Sector) -> String {
+    format!(
+        "millbase derived sector {s}, rules {} {:016x}: its results are the best of its plies\n",
+        rules.name,
+        rules.fingerprint()
+    )
+}
+
+/// Whether `dir` marks sector `s` derived under `rules` (a marker of other rules
+/// or another sector, or an unreadable one, does not count).
+pub fn is_derived(dir: &Path, rules: &Rules, s: Sector) -> bool {
+    // Only a regular file is read: a FIFO in a marker's place must not block.
+    crate::table::format::open_regular(&dir.join(derived_marker(s))).is_ok_and(|mut f| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).is_ok()
+            && text == derived_marker_text(rules, s)
+    })
+}
+
 /// The file name of subspace `k-l` inside a database directory: `k-l.mdb` (the
 /// [`Sector::file_name`] of the moving-phase sector).
 pub fn file_name(k: u32, l: u32) -> String {
-    format!("{k}-{l}.mdb")
+    Sector::moving(k as u8, l as u8).file_name()
 }
 
 /// Opens the finished file of subspace `k-l`, checking header and checksums.
@@ -206,4 +236,34 @@ pub fn rules_of_files(db: &Path) -> Option<&'static crate::Rules> {
     // The most files; of equals, the first name in order.
     let most = found.iter().map(|&(_, n)| n).max()?;
     found.into_iter().find(|&(_, n)| n == most).map(|(r, _)| r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_derived_marker_counts_only_for_its_sector_and_rules() {
+        let dir = std::env::temp_dir().join(format!("millbase-marker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (standard, four) = (Rules::standard(), Rules::by_name("standard-4").unwrap());
+        let (s, other) = (Sector::moving(4, 3), Sector::moving(3, 4));
+        assert_eq!(derived_marker(s), "4-3.derived");
+        assert!(!is_derived(&dir, standard, s));
+        std::fs::write(
+            dir.join(derived_marker(s)),
+            derived_marker_text(standard, s),
+        )
+        .unwrap();
+        assert!(is_derived(&dir, standard, s));
+        assert!(!is_derived(&dir, four, s));
+        // A marker whose text names another sector does not count.
+        std::fs::write(
+            dir.join(derived_marker(other)),
+            derived_marker_text(standard, s),
+        )
+        .unwrap();
+        assert!(!is_derived(&dir, standard, other));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -20,7 +20,8 @@
 //! Every block starts from the file's prior (block 0 of the section), as in the WDL
 //! model.
 
-use super::model::{Decoder, Encoder, Geometry, Model, prior_of_counts};
+use super::coder::{Decoder, Encoder, Model, prior_of_counts};
+use super::model::Geometry;
 use crate::table::index::{first_subset, next_subset};
 
 /// No half distance (a slot not lost, or not decoded yet).

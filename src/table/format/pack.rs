@@ -1,7 +1,7 @@
 //! The slot transforms: a code split into its WDL trit and its half distance, packed
 //! into the raw bytes of a block before compression and read back from them.
 
-use super::Encoding;
+use super::header::{DepthEntries, Encoding};
 use byteorder::{ByteOrder, LittleEndian as LE};
 
 /// The trit of a code: 0 draw, 1 win, 2 loss.
@@ -62,30 +62,6 @@ pub(super) fn pack_wdl(codes: &[u16], encoding: Encoding, out: &mut Vec<u8>) {
 #[inline]
 pub(super) fn half(code: u16) -> u16 {
     if code == 0 { 0 } else { (code - 1) / 2 }
-}
-
-/// Which slots have an entry in a depth block, by their trit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DepthEntries {
-    /// Every slot (format version 1; a draw's entry is 0).
-    Every,
-    /// The decisive slots ([`super::FLAG_DECISIVE_DEPTHS`]).
-    Decisive,
-    /// The lost slots ([`super::FLAG_LOSS_DEPTHS`]): a win's distance is found one
-    /// ply ahead.
-    Losses,
-}
-
-impl DepthEntries {
-    /// Whether a slot with trit `t` (0 draw, 1 win, 2 loss) has an entry.
-    #[inline]
-    pub(super) fn has(self, t: u8) -> bool {
-        match self {
-            DepthEntries::Every => true,
-            DepthEntries::Decisive => t != 0,
-            DepthEntries::Losses => t == 2,
-        }
-    }
 }
 
 /// Packs the half distances of the slots of `codes` that have an entry, in slot

@@ -2,10 +2,10 @@
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::table::probe::Tablebase`] share).
 
-use super::model::{Geometry, Model, decode_block, load_prior_of};
-use super::pack::{
-    DepthEntries, byte_of_trit, combine, expand_depth, half_at, trit_at, trit_in, trits5,
-};
+use super::DepthEntries;
+use super::coder::{Model, load_prior_of};
+use super::model::{Geometry, decode_block};
+use super::pack::{byte_of_trit, combine, expand_depth, half_at, trit_at, trit_in, trits5};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, Expect, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS,
     FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,

@@ -1,11 +1,12 @@
 //! Writing the file of a subspace: the codes packed and compressed block by block,
 //! the header, and an atomic replacement of the file.
 
+use super::DepthEntries;
 use super::depth_model;
 use super::model::{
     Geometry, Model, count_prior, encode_block, encode_block_choosing, store_prior,
 };
-use super::pack::{DepthEntries, half, pack_depth, pack_wdl, trit};
+use super::pack::{half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
     BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,

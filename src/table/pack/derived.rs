@@ -18,41 +18,18 @@
 //!
 //! A derived sector is marked by a small text file `NAME.derived` beside the
 //! others (the files decide, as everywhere), naming the sector and the rules'
-//! fingerprint; [`crate::table::probe::Tablebase`] reads it at opening. The marker is
+//! fingerprint ([`crate::table::dir::derived_marker`]);
+//! [`crate::table::probe::Tablebase`] reads it at opening. The marker is
 //! written (and synced) before the file is removed, so a crash between the two
 //! leaves the file, which a probe prefers, and a rerun finishes the job.
 
-use crate::rules::Rules;
 use crate::table::dir::manifest::Manifest;
+use crate::table::dir::{derived_marker, derived_marker_text, is_derived};
 use crate::table::format::{SubspaceFile, write_atomic};
 use crate::table::index::Index;
 use crate::table::pack::PackError;
 use crate::table::sector::Sector;
 use std::path::Path;
-
-/// The marker's contents for sector `s` under `rules`.
-fn marker_text(rules: &Rules, s: Sector) -> String {
-    format!(
-        "millbase derived sector {s}, rules {} {:016x}: its results are the best of its plies\n",
-        rules.name,
-        rules.fingerprint()
-    )
-}
-
-/// The marker's file name of sector `s`.
-pub fn marker_name(s: Sector) -> String {
-    format!("{s}.derived")
-}
-
-/// Whether `dir` marks sector `s` derived under `rules` (a marker of other rules
-/// or another sector, or an unreadable one, does not count).
-pub fn is_marked(dir: &Path, rules: &Rules, s: Sector) -> bool {
-    // Only a regular file is read: a FIFO in a marker's place must not block.
-    crate::table::format::open_regular(&dir.join(marker_name(s))).is_ok_and(|mut f| {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut f, &mut text).is_ok() && text == marker_text(rules, s)
-    })
-}
 
 /// A sector [`derive()`] left out, and the bytes its file took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +67,7 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
     let n = rules.stones;
     let moving = (3..=n).flat_map(|k| (3..=n).map(move |l| Sector::moving(k, l)));
     let every = moving.chain(Sector::placement_sectors(rules));
-    let mut chosen: Vec<Sector> = every.filter(|&s| is_marked(dir, rules, s)).collect();
+    let mut chosen: Vec<Sector> = every.filter(|&s| is_derived(dir, rules, s)).collect();
     // Whether every ply of `s` leads into a stored sector (or ends the game).
     let leads_into_stored = |s: Sector, chosen: &[Sector]| {
         let (quiet, capture) = s.children();
@@ -143,9 +120,9 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
     let mut manifest = Manifest::load(dir)?;
     let mut out = Vec::new();
     for s in chosen {
-        let marker = dir.join(marker_name(s));
-        if !is_marked(dir, rules, s) {
-            write_atomic(&marker, marker_text(rules, s).as_bytes())?;
+        let marker = dir.join(derived_marker(s));
+        if !is_derived(dir, rules, s) {
+            write_atomic(&marker, derived_marker_text(rules, s).as_bytes())?;
         }
         let file = dir.join(s.file_name());
         let bytes = std::fs::metadata(&file).map_or(0, |m| m.len());

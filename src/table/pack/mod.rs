@@ -189,7 +189,7 @@ pub fn pack_wdl_only_sectors(
     let files: Vec<_> = existing_files(src, idx)
         .into_iter()
         .filter(|(s, _)| only.is_empty() || only.contains(s))
-        .filter(|(s, _)| !crate::table::pack::derived::is_marked(out, rules, *s))
+        .filter(|(s, _)| !crate::table::dir::is_derived(out, rules, *s))
         .collect();
     if files.is_empty() {
         return Err(PackError::Empty {

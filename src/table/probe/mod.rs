@@ -260,7 +260,7 @@ impl Tablebase {
             // of calling the file missing.
             if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
                 self.slots[i].dir = Some(number);
-            } else if crate::table::pack::derived::is_marked(dir, self.rules, s) {
+            } else if crate::table::dir::is_derived(dir, self.rules, s) {
                 self.slots[i].derived = Some(number);
             }
         }

@@ -1,0 +1,201 @@
+//! Progress of a build on the terminal: the build's events
+//! ([`millbase::table::build::Observer`]) drawn as indicatif bars, one overall
+//! (weighted by the work of each step, so its ETA is honest) and one per pair or
+//! sector; plain lines when standard error is not a terminal.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use millbase::Rules;
+use millbase::table::build::{Observer, Step, Unit};
+use std::fmt;
+use std::io::IsTerminal;
+use std::sync::{Mutex, OnceLock};
+
+/// Progress bars of a build.
+pub struct BuildBars {
+    rules: &'static Rules,
+    multi: MultiProgress,
+    /// The overall bar, made when the plan is known.
+    overall: OnceLock<ProgressBar>,
+    /// The bar of each pair or sector being built.
+    bars: Mutex<Vec<(Unit, ProgressBar)>>,
+    /// Standard error is not a terminal (a log file, `nohup`, CI): bars are not
+    /// drawn there, so each start and end is a plain line with the overall ETA.
+    plain: bool,
+}
+
+impl BuildBars {
+    /// Bars for a build under `rules`; with `quiet`, nothing is drawn.
+    pub fn new(rules: &'static Rules, quiet: bool) -> BuildBars {
+        let plain = !quiet && !std::io::stderr().is_terminal();
+        let multi = MultiProgress::with_draw_target(if quiet || plain {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        });
+        BuildBars {
+            rules,
+            multi,
+            overall: OnceLock::new(),
+            bars: Mutex::new(Vec::new()),
+            plain,
+        }
+    }
+
+    /// The overall bar (an empty hidden one before the plan, which never happens:
+    /// the build announces its plan first).
+    fn overall(&self) -> &ProgressBar {
+        self.overall.get_or_init(ProgressBar::hidden)
+    }
+
+    /// Prints `line` above the bars, or as a plain line with the time so far and
+    /// the overall ETA when standard error is not a terminal.
+    fn say(&self, line: String) {
+        let o = self.overall();
+        if self.plain {
+            let percent = 100.0 * o.position() as f64 / o.length().unwrap_or(1).max(1) as f64;
+            eprintln!(
+                "[{}] {line}; {percent:.1}% of the work, ETA {}",
+                clock(o.elapsed()),
+                average_eta(o.elapsed(), o.position(), o.length())
+            );
+        } else {
+            o.println(format!("[{}] {line}", clock(o.elapsed())));
+        }
+    }
+
+    /// The bar of `unit`, if it is being built.
+    fn bar(&self, unit: Unit) -> Option<ProgressBar> {
+        let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        bars.iter()
+            .find(|(u, _)| *u == unit)
+            .map(|(_, b)| b.clone())
+    }
+}
+
+/// `k-l` for a pair, the sector's name for a sector.
+fn label(unit: Unit) -> String {
+    match unit {
+        Unit::Pair(k, l) => format!("{k}-{l}"),
+        Unit::Sector(s) => s.to_string(),
+    }
+}
+
+impl Observer for BuildBars {
+    fn plan(&self, steps: &[Step]) {
+        let total: u64 = steps.iter().map(|s| s.work).sum();
+        let overall = self.multi.add(ProgressBar::new(total));
+        overall.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {average_eta}",
+            )
+            .expect("valid template")
+            .with_key("average_eta", |state: &ProgressState, w: &mut dyn fmt::Write| {
+                let eta = average_eta(state.elapsed(), state.pos(), state.len());
+                let _ = w.write_str(&eta);
+            }),
+        );
+        overall.set_prefix("all");
+        let _ = self.overall.set(overall);
+    }
+
+    fn skipped(&self, step: &Step) {
+        let o = self.overall();
+        o.set_length(o.length().unwrap_or(0) - step.work);
+        self.say(format!(
+            "{}: finished earlier, checked, skipped",
+            label(step.unit)
+        ));
+    }
+
+    fn started(&self, step: &Step) {
+        let bar = self.multi.add(ProgressBar::new(1000));
+        let (width, what) = match step.unit {
+            Unit::Pair(..) => (8, format!("{} positions", step.positions)),
+            Unit::Sector(s) => (
+                10,
+                format!("{} positions, ply {}", step.positions, s.ply(self.rules)),
+            ),
+        };
+        bar.set_style(
+            ProgressStyle::with_template(&format!(
+                "{{prefix:>{width}}} [{{elapsed_precise}}] {{bar:40}} {{msg}}"
+            ))
+            .expect("valid template"),
+        );
+        bar.set_prefix(match step.unit {
+            Unit::Pair(k, l) => format!("{k}-{l}"),
+            Unit::Sector(s) => s.name(),
+        });
+        if self.plain {
+            self.say(format!("{}: started, {what}", label(step.unit)));
+        }
+        bar.set_message(what);
+        self.bars
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((step.unit, bar));
+    }
+
+    fn stage(&self, step: &Step, stage: &str) {
+        if let Some(bar) = self.bar(step.unit) {
+            bar.set_message(stage.to_string());
+        }
+    }
+
+    fn fraction(&self, step: &Step, fraction: f64) {
+        if let Some(bar) = self.bar(step.unit) {
+            bar.set_position((fraction * 1000.0) as u64);
+        }
+    }
+
+    fn done(&self, step: &Step) {
+        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = bars.iter().position(|(u, _)| *u == step.unit) {
+            bars.remove(i).1.finish_and_clear();
+        }
+        drop(bars);
+        self.overall().inc(step.work);
+        self.say(format!(
+            "{}: done, {} positions",
+            label(step.unit),
+            step.positions
+        ));
+    }
+
+    fn finished(&self) {
+        self.overall().finish();
+    }
+}
+
+/// The time left if the rest of the work goes at this run's average rate so
+/// far: `elapsed * left / done`, or "unknown" before any work is done. (The
+/// overall bar moves in steps of whole pairs and sectors, which the recent-rate
+/// estimate of a progress bar turns into wild swings; the average does not.)
+fn average_eta(elapsed: std::time::Duration, done: u64, total: Option<u64>) -> String {
+    let left = total.unwrap_or(done).saturating_sub(done);
+    if done == 0 {
+        return "unknown".into();
+    }
+    let secs = elapsed.as_secs_f64() * left as f64 / done as f64;
+    clock(std::time::Duration::from_secs_f64(secs))
+}
+
+/// `h:mm:ss`.
+fn clock(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_eta_is_the_average_rate_so_far() {
+        let min = |m: u64| Duration::from_secs(60 * m);
+        assert_eq!(average_eta(min(25), 25, Some(100)), "1:15:00");
+        assert_eq!(average_eta(min(25), 100, Some(100)), "0:00:00");
+        assert_eq!(average_eta(min(1), 0, Some(100)), "unknown");
+    }
+}

@@ -1,0 +1,73 @@
+//! What a build reports as it goes: the plan with its work, each pair or sector
+//! started, its progress, skipped or done, and the end. The library draws nothing;
+//! the `millbase` program draws progress bars from these events, a library user
+//! may log them, and [`Silent`] ignores them.
+
+use crate::table::sector::Sector;
+
+/// A unit of a build: a moving-phase pair (`k >= l`: both subspaces `k-l` and
+/// `l-k`) or a placement sector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// The moving-phase pair `k-l`.
+    Pair(u32, u32),
+    /// A placement sector.
+    Sector(Sector),
+}
+
+/// One unit of a build's plan and how much there is to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The pair or sector.
+    pub unit: Unit,
+    /// Its positions (slots), both subspaces of a pair together.
+    pub positions: u64,
+    /// Its work in units comparable across the phases (positions weighted by
+    /// what solving one costs in its phase), so that an estimate of the time left
+    /// over the plan's total work stays honest from one phase to the next.
+    pub work: u64,
+}
+
+/// Receives a build's events. Every method does nothing unless overridden.
+///
+/// The build calls [`plan`](Observer::plan) once, then for each step in order
+/// either [`skipped`](Observer::skipped) (finished earlier) or
+/// [`started`](Observer::started), any number of [`stage`](Observer::stage) and
+/// [`fraction`](Observer::fraction) calls (from worker threads), and
+/// [`done`](Observer::done) once its files are written; [`finished`](Observer::finished)
+/// comes after the last step. A build that fails stops its events where it failed.
+pub trait Observer: Sync {
+    /// The steps the build will take, in order (finished ones included: they are
+    /// skipped).
+    fn plan(&self, steps: &[Step]) {
+        let _ = steps;
+    }
+    /// `step` was finished by an earlier build and is checked and skipped.
+    fn skipped(&self, step: &Step) {
+        let _ = step;
+    }
+    /// Work on `step` starts.
+    fn started(&self, step: &Step) {
+        let _ = step;
+    }
+    /// Work on `step` entered a stage (`"writing"` once it is solved).
+    fn stage(&self, step: &Step, stage: &str) {
+        let _ = (step, stage);
+    }
+    /// The solved fraction of `step`, from 0 to 1.
+    fn fraction(&self, step: &Step, fraction: f64) {
+        let _ = (step, fraction);
+    }
+    /// `step` is solved and written.
+    fn done(&self, step: &Step) {
+        let _ = step;
+    }
+    /// Every step is done or skipped.
+    fn finished(&self) {}
+}
+
+/// The observer that ignores every event.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Silent;
+
+impl Observer for Silent {}
