@@ -5,7 +5,7 @@
 //! and indexing. Here we check the oracle on its own (board tables, published facts)
 //! and then every raw position of the three subspaces against the builder's files.
 
-mod oracle;
+use crate::common::oracle;
 
 use oracle::{Board, FULL, Oracle, Ranking};
 use std::sync::OnceLock;

@@ -3,7 +3,7 @@
 //! independent solver, against the opening search, and against its children
 //! (`verify`); probes of both phases; the build's plan, resume and refusals.
 
-mod oracle;
+use crate::common::oracle;
 
 use millbase::search::opening::{Opening, OpeningOptions};
 use millbase::table::build::{BuildOptions, BuildPhase, Selection, build, open_sector};
