@@ -51,7 +51,7 @@ fn b64(x: u8) -> usize {
     if x == NONE { 64 } else { (x as usize).min(63) }
 }
 
-/// The format's depth context (`src/format/depth_model.rs`) and reference.
+/// The format's depth context (`src/table/format/depth_model.rs`) and reference.
 fn format_context(f: &Feat) -> (usize, u8) {
     let spread = if f.nmax == NONE {
         0

@@ -1,5 +1,5 @@
 //! Fits the engine's evaluation weights to exact values from the databases (a
-//! Texel-style fit): `tools/tune-eval.sh` runs it and writes `src/engine/tuned.rs`.
+//! Texel-style fit): `tools/tune-eval.sh` runs it and writes `src/search/engine/tuned.rs`.
 //!
 //! ```text
 //! cargo run --release --example tune_eval -- DB [PER_SECTOR] [OUT.rs]

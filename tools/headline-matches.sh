@@ -11,7 +11,8 @@
 #       empty board (sanmill-empty.jsonl), a pair of each in turn until FP_GAMES
 #       and EMPTY_GAMES;
 #   (b) then millbase's engine (no databases) against `perfect` (DB, default
-#       ~/millbase-db) from the 48 first-placement starts, 1 s a move
+#       db: the whole game, as `millbase build` writes it) from the 48
+#       first-placement starts, 1 s a move
 #       (perfect-fp.jsonl), until PERFECT_GAMES.
 #
 # Environment: FP_GAMES (default 96), EMPTY_GAMES (104), PERFECT_GAMES (96),
@@ -20,7 +21,7 @@
 set -euo pipefail
 millbase=${1:?usage: tools/headline-matches.sh MILLBASE LOGDIR [DB]}
 logs=${2:?usage: tools/headline-matches.sh MILLBASE LOGDIR [DB]}
-db=${3:-$HOME/millbase-db}
+db=${3:-db}
 fp=${FP_GAMES:-96}
 empty=${EMPTY_GAMES:-104}
 perfect=${PERFECT_GAMES:-96}

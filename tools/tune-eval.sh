@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fits the engine's evaluation weights to the exact values of a database directory
-# and writes them, with the fit's report, to src/engine/tuned.rs (the `tuned` weight
+# and writes them, with the fit's report, to src/search/engine/tuned.rs (the `tuned` weight
 # set: `engine:...,eval=tuned` in the arena, `setoption name Eval value tuned` in uci).
 #   tools/tune-eval.sh DB [PER_SECTOR]     (default 20000 positions per sector)
 # With the placement sectors in DB, placement positions are sampled too (every
@@ -10,5 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 db=${1:?usage: tools/tune-eval.sh DB [PER_SECTOR]}
 per=${2:-20000}
-cargo run --release --example tune_eval -- "$db" "$per" src/engine/tuned.rs
-cargo fmt -- src/engine/tuned.rs
+cargo run --release --example tune_eval -- "$db" "$per" src/search/engine/tuned.rs
+cargo fmt -- src/search/engine/tuned.rs

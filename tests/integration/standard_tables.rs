@@ -4,7 +4,7 @@
 //! with the directory in `MILLBASE_DB`:
 //!
 //! ```sh
-//! MILLBASE_DB=~/millbase-db cargo test --release --test standard_tables -- --ignored --nocapture
+//! MILLBASE_DB=db cargo test --release --test standard_tables -- --ignored --nocapture
 //! ```
 
 use millbase::search::opening::{Opening, OpeningOptions};

@@ -2,7 +2,7 @@
 //! (`examples/tune_eval.rs`); do not edit by hand. The fit:
 //!
 //! ```text
-//! 1027669 positions from 354 sectors (305 placement, 49 moving) of /root/millbase-db, 28 s
+//! 1027669 positions from 354 sectors (305 placement, 49 moving) of the whole-game directory, 28 s
 //! scale K = 121.9 centi-stones; held out: 103585 positions
 //! held out                     MSE  accuracy       MSE  accuracy
 //!                            shipped weights      fitted weights
