@@ -3,6 +3,7 @@
 //!
 //! One database of every pair with at most nine stones is built for the whole file.
 
+use crate::common::Rng;
 use millbase::Rules;
 use millbase::play::arena::{self, ArenaConfig, GameRecord, Side};
 use millbase::rules::fen::{self, Counters};
@@ -40,21 +41,12 @@ fn tablebase() -> Arc<Tablebase> {
         .clone()
 }
 
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = millbase::mix::splitmix64(self.0);
-        self.0
-    }
-}
-
 /// Random moving-phase positions, White to move with `k` stones against `l`, that
 /// are not over, with their values.
 fn positions(k: u32, l: u32, seed: u64, count: usize) -> Vec<(Position, Value)> {
     let r = rules();
     let tb = tablebase();
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     while out.len() < count {
         let mut board = [0u32; 2];

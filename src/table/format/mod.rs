@@ -40,8 +40,13 @@ pub(crate) mod cache;
 mod checksum;
 mod depth_model;
 mod error;
+// The WDL model coder's internals are public only for the research example
+// `examples/wdl_model_ideas.rs` (feature `internals`, not a stable API).
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod model;
+#[cfg(not(feature = "internals"))]
+mod model;
 mod pack;
 mod read;
 #[cfg(test)]
