@@ -1,11 +1,15 @@
-//! Helpers shared by the integration tests: fresh temporary directories, running
-//! the `millbase` program, and the independent oracle (`oracle`).
+//! Helpers shared by the integration tests: fresh temporary directories, the
+//! tests' generator, databases and the independent oracle (`oracle`) that several
+//! parts read, each built once per run.
 #![allow(dead_code)]
 
 pub mod oracle;
 
+use millbase::Rules;
 use millbase::mix::SplitMix;
-use std::path::PathBuf;
+use millbase::table::build::{BuildOptions, Selection, build};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// A fresh, empty directory `millbase-{prefix}-{pid}-{name}` in the temporary
 /// directory (removed first if a run with the same process id left one).
@@ -35,4 +39,28 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         self.0.below(n as u64) as usize
     }
+}
+
+/// Every pair of the standard game with at most nine stones on the board (the
+/// moving phase), built once per run and shared: the tests only read it (those
+/// that damage files copy them first).
+pub fn nine() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("common", "nine");
+        let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default());
+        build(Rules::standard(), &opts).expect("the nine-stone set builds");
+        dir
+    })
+}
+
+/// The independent moving-phase oracle (3-3, 3-4, 4-3), solved once per run.
+pub fn oracle() -> &'static oracle::Oracle {
+    static ORACLE: OnceLock<oracle::Oracle> = OnceLock::new();
+    ORACLE.get_or_init(|| {
+        let t = std::time::Instant::now();
+        let o = oracle::Oracle::solve();
+        eprintln!("oracle solved in {:.2?}", t.elapsed());
+        o
+    })
 }

@@ -20,19 +20,9 @@ fn rules() -> &'static Rules {
     Rules::standard()
 }
 
-/// The nine-stone database, built once.
+/// The nine-stone database, built once per run.
 fn db_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("millbase-arena-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        build(
-            rules(),
-            &BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default()),
-        )
-        .expect("the nine-stone set builds");
-        dir
-    })
+    crate::common::nine()
 }
 
 fn tablebase() -> Arc<Tablebase> {

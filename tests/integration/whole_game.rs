@@ -42,8 +42,7 @@ fn game(stones: u8) -> &'static Path {
 
 /// The moving-phase oracle (3-3, 3-4, 4-3), solved once.
 fn moving_oracle() -> &'static Oracle {
-    static ORACLE: OnceLock<Oracle> = OnceLock::new();
-    ORACLE.get_or_init(Oracle::solve)
+    crate::common::oracle()
 }
 
 fn same(v: Value, want: Val) -> bool {
