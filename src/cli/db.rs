@@ -64,6 +64,19 @@ pub struct StatsArgs {
     json: bool,
 }
 
+/// Opens the database directory `dir` for probing, warning on standard error when
+/// its manifest could not be read (the rules then come from the files' headers).
+pub(crate) fn open_tablebase(dir: &std::path::Path) -> Result<millbase::table::probe::Tablebase> {
+    let tb = millbase::table::probe::Tablebase::open(dir)?;
+    if let Some(problem) = tb.manifest_problem() {
+        eprintln!(
+            "warning: {problem}\nwarning: the rules are read from the database files' headers: {}",
+            tb.rules().name
+        );
+    }
+    Ok(tb)
+}
+
 /// Parses `--rules NAME`.
 pub(crate) fn rules_arg(text: &str) -> Result<&'static Rules, String> {
     Rules::by_name(text).ok_or_else(|| {
@@ -130,7 +143,7 @@ fn print_reports(reports: &[PairReport], threads: usize) {
 
 /// `millbase verify`.
 pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
-    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
+    let rules = open_tablebase(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     let only = match a.only.as_deref() {
         Some(text) => Some(match Sector::parse(text) {
@@ -142,8 +155,23 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
         }),
         None => None,
     };
+    // What the manifest says should be here (its entries, and what a build, pack or
+    // repack set out to write) but is not: a run killed half-way, or a file deleted.
+    let missing: Vec<String> = match (&only, Manifest::load(&a.db)) {
+        (None, Ok(Some(m))) => m
+            .missing(&a.db)
+            .into_iter()
+            // Sectors of these rules only, and not derived (no file by design).
+            .filter(|name| {
+                Sector::parse(name).is_some_and(|s| {
+                    s.is_valid(rules) && !millbase::table::pack::derived::is_marked(&a.db, rules, s)
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let checks = verify::check(&a.db, idx, only)?;
-    if checks.is_empty() {
+    if checks.is_empty() && missing.is_empty() {
         bail!(
             "no database files in {}: run `millbase build --db {}` first",
             a.db.display(),
@@ -153,20 +181,60 @@ pub fn verify(a: VerifyArgs) -> Result<ExitCode> {
     let mut bad = 0;
     for c in &checks {
         println!(
-            "{}: {} slots, {} mismatches",
-            c.sector, c.slots, c.mismatches
+            "{}: {} slots, {} mismatches{}",
+            c.sector,
+            c.slots,
+            c.mismatches,
+            if c.wdl_only {
+                " (win/draw/loss only)"
+            } else {
+                ""
+            }
         );
         for m in &c.examples {
             let fen = millbase::rules::fen::format(idx.rules(), &m.position, Default::default());
-            println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
+            if c.wdl_only {
+                println!(
+                    "  {fen}: stored {}, expected {}",
+                    m.stored.wdl(),
+                    m.expected.wdl()
+                );
+            } else {
+                println!("  {fen}: stored {}, expected {}", m.stored, m.expected);
+            }
         }
         bad += c.mismatches;
     }
+    if !missing.is_empty() {
+        println!(
+            "verify FAILED: {} the manifest lists {} missing: {} (a build, pack or repack into {} did not finish, or the files were removed: run it again)",
+            if missing.len() == 1 {
+                "1 file".to_string()
+            } else {
+                format!("{} files", missing.len())
+            },
+            if missing.len() == 1 { "is" } else { "are" },
+            missing
+                .iter()
+                .map(|n| format!("{n}.mdb"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            a.db.display()
+        );
+    }
     if bad > 0 {
         println!("verify FAILED: {bad} mismatches");
+    }
+    if bad > 0 || !missing.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    println!("verify ok: every value agrees with its successors");
+    if checks.iter().any(|c| c.wdl_only) {
+        println!(
+            "verify ok: every win/draw/loss agrees with its successors (without distances this shows they are consistent, not that no win or loss was stored as a draw: verify the full database for that)"
+        );
+    } else {
+        println!("verify ok: every value agrees with its successors");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -184,7 +252,7 @@ struct Stat {
 
 /// `millbase stats`.
 pub fn stats(a: StatsArgs) -> Result<ExitCode> {
-    let rules = millbase::table::probe::Tablebase::open(&a.db)?.rules();
+    let rules = open_tablebase(&a.db)?.rules();
     let idx = Index::for_rules(rules);
     // The numbers come from the files' headers (checked by their checksum and against
     // what this program writes), not from the manifest, which is only a record; the

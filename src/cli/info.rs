@@ -149,6 +149,23 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 a.file.display(),
             );
         }
+        // A file's name says which sector it holds in a database directory: a file
+        // named for another sector would answer that sector's probes wrongly.
+        let named_for = a
+            .file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".mdb"))
+            .and_then(millbase::table::sector::Sector::parse);
+        if let Some(named_for) = named_for
+            && named_for != sector
+        {
+            anyhow::bail!(
+                "{}: the file is named for sector {named_for} but holds {sector}: in a database directory it would be read for {named_for}; rename it to {} or delete it and run `millbase build`",
+                a.file.display(),
+                sector.file_name()
+            );
+        }
         println!("header         as this program writes it for {sector}");
     }
     Ok(ExitCode::SUCCESS)

@@ -28,7 +28,7 @@ pub struct OracleArgs {
 
 impl OracleArgs {
     fn open(&self) -> Result<Tablebase> {
-        Ok(Tablebase::open(&self.db)?)
+        super::db::open_tablebase(&self.db)
     }
 
     fn options(&self) -> OpeningOptions {
@@ -148,19 +148,34 @@ pub fn solve(a: SolveArgs) -> Result<ExitCode> {
         });
     }
     let mut opening = Opening::new(&tb, a.oracle.options())?;
+    warn_saved(&opening);
     let out = opening.solve(pos)?;
     print!("{}", solve_report(rules, &out, &a.oracle.db));
     if a.save_plies > 0 && out.exact().is_some() && game.position().phase() == Phase::Placement {
-        let n = opening.save(a.save_plies)?;
-        println!(
-            "saved        {n} exact values up to ply {} in {}",
-            a.save_plies,
-            tb.dir()
-                .join(millbase::search::opening::SAVED_FILE)
-                .display()
-        );
+        let path = tb.dir().join(millbase::search::opening::SAVED_FILE);
+        // The answer stands whether or not it could be saved for the next run.
+        match opening.save(a.save_plies) {
+            Ok(n) => println!(
+                "saved        {n} exact values up to ply {} in {}",
+                a.save_plies,
+                path.display()
+            ),
+            Err(e) => eprintln!(
+                "warning: the values found were not saved to {} ({e}); the answer above stands, the next run searches again",
+                path.display()
+            ),
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Warns on standard error when the saved opening values could not be read.
+fn warn_saved(opening: &Opening) {
+    if let Some(problem) = opening.saved_problem() {
+        eprintln!(
+            "warning: {problem}\nwarning: the saved opening values are ignored (positions are searched instead); `millbase solve` writes the file anew"
+        );
+    }
 }
 
 fn solve_report(rules: &Rules, out: &Outcome, db: &std::path::Path) -> String {
@@ -199,6 +214,7 @@ pub fn probe(a: QueryArgs) -> Result<ExitCode> {
     let tb = a.oracle.open()?;
     let game = a.pos.game(tb.rules())?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
+    warn_saved(&opening);
     let v = opening.value(game.position())?;
     if a.json {
         let mut obj = value_json(v);
@@ -216,6 +232,7 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     let rules = tb.rules();
     let game = a.pos.game(rules)?;
     let mut opening = Opening::new(&tb, a.oracle.options())?;
+    warn_saved(&opening);
     let moves = match opening.moves(game.position()) {
         Err(e) if tb.wdl_only() || is_wdl_only(&e) => {
             drop(opening);
@@ -293,6 +310,7 @@ pub fn play(a: PlayArgs) -> Result<ExitCode> {
     let tb = a.oracle.open()?;
     let rules = tb.rules();
     let mut opening = Opening::new(&tb, a.oracle.options())?;
+    warn_saved(&opening);
     let human = match a.human {
         Side::White => Color::White,
         Side::Black => Color::Black,

@@ -4,7 +4,6 @@ use anyhow::{Context, Result};
 use clap::Args;
 use millbase::search::opening::SearchLimit;
 use millbase::serve::{Api, ServeOptions, run};
-use millbase::table::probe::Tablebase;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -43,7 +42,7 @@ fn default_workers() -> usize {
 /// `millbase serve`.
 pub fn serve(a: ServeArgs) -> Result<ExitCode> {
     let start = Instant::now();
-    let tb = Tablebase::open(&a.db)?;
+    let tb = super::db::open_tablebase(&a.db)?;
     let limit = SearchLimit {
         nodes: a.search_nodes,
         time: Duration::from_millis(a.search_ms),

@@ -181,7 +181,13 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         to_move,
         pending_removal,
     };
-    pos.validate(rules)?;
+    if let Err(e) = pos.validate(rules) {
+        // A side with fewer than three stones has no mill: that says more.
+        if matches!(e, PositionError::NoMill { .. }) {
+            check_material(&pos, f[2] == "o")?;
+        }
+        return Err(e.into());
+    }
     check_material(&pos, f[2] == "o")?;
     let phase = phase_char(rules, &pos);
     if f[2] != phase.to_string() && !(f[2] == "m" && phase == 'o') {

@@ -97,6 +97,9 @@ pub fn parse_ply(rules: &Rules, pos: &Position, text: &str) -> Result<Ply, PlyEr
             )
         )));
     }
+    if let Some(why) = removal_hint(rules, pos, &legal, ply) {
+        return Err(illegal(why));
+    }
     if let Some(why) = occupied_hint(rules, pos, ply) {
         return Err(illegal(why));
     }
@@ -108,6 +111,68 @@ pub fn parse_ply(rules: &Rules, pos: &Position, text: &str) -> Result<Ply, PlyEr
         ": the side to move must move one of its stones to an empty point (adjacent unless it may fly)"
     };
     Err(illegal(hint.to_string()))
+}
+
+/// Why the removal of a ply whose placement or move (or lone removal) is legal is
+/// not: the ply closes no mill, or the point named is empty, holds one's own stone,
+/// or holds an opponent stone in a mill while others are not.
+fn removal_hint(rules: &Rules, pos: &Position, legal: &[Ply], ply: Ply) -> Option<String> {
+    if !ply.removes() {
+        return None;
+    }
+    if ply.is_lone_removal() && !pos.pending_removal {
+        return Some(
+            ": no removal is pending; a stone is removed only by the ply that closes a mill (write it as d6xg7 or a1-a4xg7)"
+                .into(),
+        );
+    }
+    let unremoved = Ply {
+        remove: NONE,
+        ..ply
+    };
+    if !ply.is_lone_removal() && legal.contains(&unremoved) {
+        return Some(format!(
+            ": {} closes no mill, so it removes nothing; write {}",
+            format_ply(rules, unremoved),
+            format_ply(rules, unremoved)
+        ));
+    }
+    // The removals legal with this placement or move (for a lone removal, with the
+    // one pending).
+    let choices: Vec<u8> = legal
+        .iter()
+        .filter(|l| {
+            Ply {
+                remove: NONE,
+                ..**l
+            } == unremoved
+        })
+        .map(|l| l.remove)
+        .collect();
+    if choices.is_empty() {
+        return None;
+    }
+    let mut after = *pos;
+    if !ply.is_lone_removal() {
+        after.make(rules, unremoved);
+    }
+    let (own, opp) = (after.own(), after.opp());
+    let point = rules.name(ply.remove);
+    let bit = 1 << ply.remove;
+    let names: Vec<&str> = choices.iter().map(|&p| rules.name(p)).collect();
+    let names = names.join(" ");
+    let why = if own & bit != 0 {
+        format!("{point} holds your own stone")
+    } else if opp & bit == 0 {
+        format!("{point} is empty")
+    } else if rules.in_mills(opp) & bit != 0 {
+        format!("{point} stands in a mill, and an opponent stone outside mills is removed first")
+    } else {
+        format!("{point} may not be removed")
+    };
+    Some(format!(
+        ": {point} is not a removable stone ({why}); remove one of: {names}"
+    ))
 }
 
 /// Why a placement or move onto an occupied point, or from a point without one's own

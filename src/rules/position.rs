@@ -174,6 +174,15 @@ pub enum PositionError {
     /// A removal is pending but the opponent has no stone to remove.
     #[error("a removal is pending but the opponent has no stone on the board")]
     NothingToRemove,
+    /// A removal is pending but the side to move has no mill on the board: only
+    /// closing a mill lets a side remove a stone.
+    #[error(
+        "a removal is pending but {side} (to move) has no mill on the board: only closing a mill lets a side remove a stone"
+    )]
+    NoMill {
+        /// The side to move.
+        side: &'static str,
+    },
 }
 
 impl Position {
@@ -268,6 +277,12 @@ impl Position {
         }
         if self.pending_removal && self.opp() == 0 {
             return Err(PositionError::NothingToRemove);
+        }
+        // The mill just closed is still on the board: a removal comes right after it.
+        if self.pending_removal && rules.in_mills(self.own()) == 0 {
+            return Err(PositionError::NoMill {
+                side: self.to_move.name(),
+            });
         }
         Ok(())
     }

@@ -147,6 +147,7 @@ fn compare(
         slots: codes.len() as u64,
         mismatches,
         examples,
+        wdl_only: false,
     }
 }
 
@@ -174,6 +175,9 @@ pub struct SubspaceCheck {
     pub mismatches: u64,
     /// The first disagreements, for the report.
     pub examples: Vec<Mismatch>,
+    /// Whether the file holds win/draw/loss only ([`check_wdl`]): the values of
+    /// the mismatches are then nominal, their [`Value::wdl`] what was compared.
+    pub wdl_only: bool,
 }
 
 /// Most disagreements kept per subspace for the report.
@@ -246,8 +250,105 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
     best.unwrap_or(Value::Loss(0))
 }
 
+/// Checks the WDL-only file of `sector` in `db` (`millbase pack --wdl-only`): every
+/// canonical slot's result as a probe reads it ([`Tablebase::probe_wdl`], which
+/// applies don't-cares and reads derived sectors) against the results of its
+/// plies, read the same way. Without distances this shows that the results are
+/// consistent with each other (every win has a lost successor, every loss only won
+/// ones, every draw no lost one and some drawn one), not that no win or loss was
+/// stored as a draw: the full database's `verify` proves that. The mismatches hold
+/// nominal values (`Win(1)`, `Loss(0)`, `Draw`): read their [`Value::wdl`].
+pub fn check_wdl(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCheck, FormatError> {
+    use crate::rules::value::Wdl;
+    use crate::table::probe::ProbeError;
+    let rules = idx.rules();
+    let file = open_sector(db, idx, sector)?;
+    file.verify_checksums()?;
+    let unresolved = |e: ProbeError| match e {
+        ProbeError::Format(e) => e,
+        e => FormatError::Corrupt {
+            path: file.path().to_path_buf(),
+            what: format!("its results cannot be checked against their successors: {e}"),
+        },
+    };
+    let tb = Tablebase::open(db).map_err(unresolved)?;
+    if tb.rules().fingerprint() != rules.fingerprint() {
+        return Err(unresolved(ProbeError::OtherRules {
+            dir: db.to_path_buf(),
+            found: tb.rules().name.to_string(),
+            expected: rules.name.to_string(),
+        }));
+    }
+    let nominal = |w: Wdl| match w {
+        Wdl::Win => Value::Win(1),
+        Wdl::Draw => Value::Draw,
+        Wdl::Loss => Value::Loss(0),
+    };
+    let (k, l) = sector.counts();
+    let size = idx.size(k, l);
+    let chunks: Vec<(u64, Vec<Mismatch>)> = (0..size.div_ceil(1 << 14))
+        .into_par_iter()
+        .map(|c| -> Result<(u64, Vec<Mismatch>), FormatError> {
+            let mut bad = Vec::new();
+            let mut count = 0;
+            for slot in c << 14..size.min((c + 1) << 14) {
+                let (own, opp) = idx.position(k, l, slot);
+                // A duplicate slot is never read: its canonical twin is.
+                if idx.index(own, opp) != slot {
+                    continue;
+                }
+                let pos = sector.position(own, opp);
+                let stored = match tb.probe_wdl(&pos) {
+                    Err(ProbeError::GameOver) => continue,
+                    other => other.map_err(unresolved)?,
+                };
+                let mut expected = Wdl::Loss;
+                for ply in pos.legal_plies(rules) {
+                    let child = pos.after(rules, ply);
+                    let v = if child.material(child.to_move) < 3 {
+                        Wdl::Win
+                    } else {
+                        match tb.probe_wdl(&child).map_err(unresolved)? {
+                            Wdl::Win => Wdl::Loss,
+                            Wdl::Draw => Wdl::Draw,
+                            Wdl::Loss => Wdl::Win,
+                        }
+                    };
+                    expected = expected.max(v);
+                }
+                if stored != expected {
+                    count += 1;
+                    if bad.len() < KEEP {
+                        bad.push(Mismatch {
+                            position: pos,
+                            stored: nominal(stored),
+                            expected: nominal(expected),
+                        });
+                    }
+                }
+            }
+            Ok((count, bad))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(SubspaceCheck {
+        subspace: (k, l),
+        sector,
+        slots: size,
+        mismatches: chunks.iter().map(|c| c.0).sum(),
+        examples: chunks.into_iter().flat_map(|c| c.1).take(KEEP).collect(),
+        wdl_only: true,
+    })
+}
+
+/// Whether the file of `sector` in `db` holds win/draw/loss only (an unreadable
+/// file is not: the full check names what is wrong with it).
+fn is_wdl_only(db: &Path, sector: Sector) -> bool {
+    crate::table::format::read_header(&db.join(sector.file_name())).is_ok_and(|h| h.wdl_only())
+}
+
 /// Checks the given sectors: a moving-phase subspace as its pair (both subspaces), a
-/// placement sector alone; with `None`, every file present, moving phase first.
+/// placement sector alone; with `None`, every file present, moving phase first. A
+/// WDL-only file is checked by [`check_wdl`].
 pub fn check(
     db: &Path,
     idx: &Index,
@@ -267,13 +368,16 @@ pub fn check(
         None => (3..=max)
             .flat_map(|k| (3..=max).map(move |l| Sector::moving(k as u8, l as u8)))
             .chain(Sector::placement_sectors(rules))
-            .filter(|s| db.join(s.file_name()).exists())
+            // Anything in a file's place: a dangling link too is named.
+            .filter(|s| std::fs::symlink_metadata(db.join(s.file_name())).is_ok())
             .collect(),
     };
     targets
         .into_iter()
         .map(|s| {
-            if s.is_moving() {
+            if is_wdl_only(db, s) {
+                check_wdl(db, idx, s)
+            } else if s.is_moving() {
                 check_subspace(db, idx, s.k as u32, s.l as u32)
             } else {
                 check_sector(db, idx, s)

@@ -16,6 +16,7 @@ mod engine;
 mod engine_endings;
 mod exam;
 mod hardening;
+mod hardening_data;
 mod match_harness;
 mod opening;
 mod oracle_vs_builder;

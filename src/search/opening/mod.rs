@@ -199,6 +199,9 @@ pub struct Opening<'a> {
     tb: Source<'a>,
     rules: &'static Rules,
     saved: Saved,
+    /// Why the saved values could not be read, if they could not (they are then
+    /// ignored, and [`Opening::save`] writes the file anew).
+    saved_problem: Option<String>,
     /// The transposition table, allocated when a search first needs it (a probe of
     /// a moving-phase position or of a saved value never does).
     table: Option<Table>,
@@ -238,7 +241,13 @@ impl<'a> Opening<'a> {
                 rules: rules.name.to_string(),
             });
         }
-        let saved = Saved::load(&tb.dir().join(SAVED_FILE), rules.fingerprint())?;
+        // Damaged saved values are only a lost shortcut: ignored (and said by
+        // `saved_problem`), never a reason to answer nothing.
+        let (saved, saved_problem) =
+            match Saved::load(&tb.dir().join(SAVED_FILE), rules.fingerprint()) {
+                Ok(saved) => (saved, None),
+                Err(e) => (Saved::default(), Some(e.to_string())),
+            };
         let inverse = (0..rules.symmetries.len())
             .map(|s| rules.symmetries[rules.inverse(s)].clone())
             .collect();
@@ -246,6 +255,7 @@ impl<'a> Opening<'a> {
             tb,
             rules,
             saved,
+            saved_problem,
             table: None,
             table_mode: MissingAs::Error,
             table_assumed: false,
@@ -270,6 +280,13 @@ impl<'a> Opening<'a> {
     /// allowed and [`Tablebase::covers`] the position.
     pub fn in_tables(&self, pos: &Position) -> bool {
         self.options.use_tables && pos.phase() == Phase::Placement && self.tb.covers(pos)
+    }
+
+    /// Why the saved values (`opening.bin`) could not be read, if they could not:
+    /// they are ignored, every position is searched or looked up instead, and
+    /// [`Opening::save`] replaces the file.
+    pub fn saved_problem(&self) -> Option<&str> {
+        self.saved_problem.as_deref()
     }
 
     /// Number of saved values read from the database directory.

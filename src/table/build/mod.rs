@@ -310,6 +310,17 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
     let bars = Bars::new(opts.quiet, &pairs, &sectors, idx);
     let mut manifest =
         Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    // What this run is to write, recorded before the first file: a run killed
+    // half-way leaves in the manifest what is missing (`millbase verify` names it).
+    // A directory that cannot be written is not an error yet: one with every file
+    // finished needs no writing (the first file written reports it otherwise).
+    let targets: Vec<Sector> = pairs
+        .iter()
+        .flat_map(|&p| subspaces(p))
+        .map(|(k, l)| Sector::moving(k as u8, l as u8))
+        .chain(sectors.iter().copied())
+        .collect();
+    let _ = manifest.plan(&opts.db, &targets);
     let mut reports = Vec::new();
     for &pair in &pairs {
         let slots: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
@@ -322,6 +333,9 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
             continue;
         }
         check_memory(idx, pair)?;
+        for &(a, b) in &subspaces(pair) {
+            check_replaceable(&opts.db.join(file_name(a, b)))?;
+        }
         let report = pool.install(|| build_pair(idx, &opts.db, pair, &bars, &mut manifest))?;
         bars.done(pair, slots);
         reports.push(report);
@@ -340,6 +354,7 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
                 });
                 continue;
             }
+            check_replaceable(&opts.db.join(sector.file_name()))?;
             let report = pool.install(|| {
                 build_sector(idx, &opts.db, sector, &bars, &mut manifest, &mut cache)
             })?;
@@ -350,6 +365,19 @@ pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairRepor
     bars.finish();
     sync_manifest(&opts.db, idx)?;
     Ok(reports)
+}
+
+/// Refuses, before any work, to build a file whose place is taken by a directory,
+/// which the finished file could not be renamed over. (A FIFO, a device or a link in
+/// its place is replaced by the finished file.)
+fn check_replaceable(path: &Path) -> Result<(), BuildError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(BuildError::Format(FormatError::NotAFile {
+            path: path.to_path_buf(),
+            kind: "directory",
+        }));
+    }
+    Ok(())
 }
 
 /// The placement sectors a selection builds, latest ply first.

@@ -36,7 +36,7 @@ fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
         }
         Err(FormatError::Io { source, .. }) => Err(source),
         Err(FormatError::NotAFile { kind, .. }) => Err(io::Error::other(format!(
-            "is a {kind}, not a regular file: move it away"
+            "is a {kind}, not a regular file: move it away (the database files are authoritative, and `millbase build` writes a new manifest from them)"
         ))),
         Err(e) => Err(io::Error::other(e.to_string())),
     }
@@ -185,6 +185,12 @@ pub struct Manifest {
     pub rules: RulesInfo,
     /// The built subspaces, sorted by `k`, then `l`.
     pub subspaces: Vec<Entry>,
+    /// The sectors (`"k-l"`, `"k-l-hk-hl"`) that a build, pack or repack into this
+    /// directory set out to write and had not recorded when the manifest was last
+    /// saved: empty once it finishes. A run that was killed leaves the rest here,
+    /// and `millbase verify` names those without a file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
 }
 
 impl Manifest {
@@ -199,6 +205,7 @@ impl Manifest {
                 fingerprint: format!("{fingerprint:016x}"),
             },
             subspaces: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -248,8 +255,37 @@ impl Manifest {
         self.subspaces.iter().find(|e| e.name == name)
     }
 
-    /// Adds `entry`, replacing any entry of the same subspace.
+    /// Notes `sectors` as [`Manifest::pending`] (each goes when its entry is
+    /// recorded) and saves the manifest to `dir`: what a command does before it
+    /// writes the first of them, so that a run killed half-way leaves a record of
+    /// what is missing.
+    pub fn plan(&mut self, dir: &Path, sectors: &[Sector]) -> Result<(), ManifestError> {
+        self.pending = sectors.iter().map(Sector::name).collect();
+        self.save(dir)
+    }
+
+    /// The sectors the manifest says the directory holds or is to hold (its entries
+    /// and [`Manifest::pending`]) whose file is not in `dir`, sorted by name.
+    pub fn missing(&self, dir: &Path) -> Vec<String> {
+        let mut missing: Vec<String> = self
+            .subspaces
+            .iter()
+            .map(|e| e.name.clone())
+            .chain(self.pending.iter().cloned())
+            .filter(|name| {
+                Sector::parse(name)
+                    .is_some_and(|s| std::fs::symlink_metadata(dir.join(s.file_name())).is_err())
+            })
+            .collect();
+        missing.sort();
+        missing.dedup();
+        missing
+    }
+
+    /// Adds `entry`, replacing any entry of the same subspace (and no longer
+    /// [`Manifest::pending`]).
     pub fn upsert(&mut self, entry: Entry) {
+        self.pending.retain(|name| *name != entry.name);
         match self.subspaces.iter_mut().find(|e| e.name == entry.name) {
             Some(e) => *e = entry,
             None => self.subspaces.push(entry),

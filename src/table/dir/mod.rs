@@ -162,3 +162,48 @@ pub fn existing_files(db: &Path, idx: &Index) -> Vec<(Sector, Result<SubspaceFil
         .map(|s| (s, open_finished_sector(db, idx, s)))
         .collect()
 }
+
+/// The rules the database files in `db` were written for, read from their headers
+/// (each carries the rules' name and fingerprint): what a directory without a
+/// readable manifest is probed under. Only regular files named like a sector
+/// (`k-l.mdb`, `k-l-hk-hl.mdb`) whose header is intact and names rules this program
+/// knows count; if they name several rule sets, the one most files name (the files
+/// of the others are refused when read, naming their rules). `None` if no file
+/// names rules this program knows.
+pub fn rules_of_files(db: &Path) -> Option<&'static crate::Rules> {
+    let mut found: Vec<(&'static crate::Rules, usize)> = Vec::new();
+    let mut names: Vec<_> = std::fs::read_dir(db)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    for name in names {
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".mdb")) else {
+            continue;
+        };
+        let path = db.join(&name);
+        // Neither a FIFO nor a device is opened: only a regular file (through links).
+        if Sector::parse(stem).is_none() || !path.is_file() {
+            continue;
+        }
+        let Ok(h) = crate::table::format::read_header(&path) else {
+            continue;
+        };
+        let Some(rules) = crate::Rules::by_name(&h.meta.variant)
+            .filter(|r| r.fingerprint() == h.meta.fingerprint)
+        else {
+            continue;
+        };
+        match found
+            .iter_mut()
+            .find(|(r, _)| r.fingerprint() == rules.fingerprint())
+        {
+            Some((_, n)) => *n += 1,
+            None => found.push((rules, 1)),
+        }
+    }
+    // The most files; of equals, the first name in order.
+    let most = found.iter().map(|&(_, n)| n).max()?;
+    found.into_iter().find(|&(_, n)| n == most).map(|(r, _)| r)
+}

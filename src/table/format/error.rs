@@ -184,7 +184,20 @@ pub fn open_regular(path: &Path) -> Result<File, FormatError> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
-    let file = options.open(path).map_err(|e| FormatError::io(path, e))?;
+    let file = match options.open(path) {
+        Ok(file) => file,
+        // A link to nothing: name it as such, not as a missing file.
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound
+                && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+        {
+            return Err(FormatError::NotAFile {
+                path: path.to_path_buf(),
+                kind: "dangling symbolic link (its target does not exist)",
+            });
+        }
+        Err(e) => return Err(FormatError::io(path, e)),
+    };
     let meta = file.metadata().map_err(|e| FormatError::io(path, e))?;
     let kind = meta.file_type();
     if kind.is_file() {

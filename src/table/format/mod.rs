@@ -63,7 +63,7 @@ pub use pack::DepthEntries;
 pub fn model_block_slots(rules: &'static crate::Rules, k: u32, l: u32, hands: [u8; 2]) -> u64 {
     model::Geometry::new(rules, k, l, hands).block_slots()
 }
-pub use read::SubspaceFile;
+pub use read::{SubspaceFile, read_header};
 pub use write::{
     WriteOptions, depth_encoding_for, replace_file, write_atomic, write_subspace,
     write_subspace_choosing, write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,

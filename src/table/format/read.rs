@@ -214,6 +214,18 @@ fn parse_section(path: &Path, e: &[u8], kind: u32) -> Result<Section, FormatErro
     })
 }
 
+/// Reads and checks the header of the file at `path` (magic, version, header
+/// checksum), without mapping the file or reading its sections: enough to learn
+/// which rules and sector a file was written for.
+pub fn read_header(path: &Path) -> Result<Header, FormatError> {
+    let file = open_regular(path)?;
+    let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
+    io::Read::read_to_end(&mut io::Read::take(file, HEADER_LEN as u64), &mut bytes)
+        .map_err(|e| FormatError::io(path, e))?;
+    parse_header(path, &bytes, file_len)
+}
+
 /// Reads and checks the header in `bytes` (the start of a file of `file_len` bytes).
 pub(super) fn parse_header(
     path: &Path,

@@ -47,7 +47,11 @@ pub fn marker_name(s: Sector) -> String {
 /// Whether `dir` marks sector `s` derived under `rules` (a marker of other rules
 /// or another sector, or an unreadable one, does not count).
 pub fn is_marked(dir: &Path, rules: &Rules, s: Sector) -> bool {
-    std::fs::read_to_string(dir.join(marker_name(s))).is_ok_and(|t| t == marker_text(rules, s))
+    // Only a regular file is read: a FIFO in a marker's place must not block.
+    crate::table::format::open_regular(&dir.join(marker_name(s))).is_ok_and(|mut f| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).is_ok() && text == marker_text(rules, s)
+    })
 }
 
 /// A sector [`derive()`] left out, and the bytes its file took.

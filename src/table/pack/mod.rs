@@ -198,6 +198,8 @@ pub fn pack_wdl_only_sectors(
     }
     let source_manifest = Manifest::load(src).ok().flatten();
     let source = Tablebase::open(src)?;
+    let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
+    manifest.plan(out, &targets)?;
     let mut reports = Vec::with_capacity(files.len());
     for (sector, file) in files {
         let file = file?;

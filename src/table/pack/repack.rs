@@ -242,6 +242,11 @@ pub fn repack(
         });
     }
     let tb = Tablebase::open(src)?;
+    // Repacked files hold distances: the manifest stops saying win/draw/loss only
+    // (a repack into a WDL-only package replaces its files).
+    manifest.wdl_only = false;
+    let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
+    manifest.plan(dest, &targets)?;
     let size = |s: Sector| {
         let (k, l) = s.counts();
         idx.size(k, l)

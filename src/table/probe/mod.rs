@@ -37,14 +37,15 @@ use std::sync::{Arc, OnceLock};
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
     /// The database directory does not exist or is not a directory.
-    #[error(
-        "{}: no database directory here; build one with `millbase build --db {}`",
-        dir.display(),
-        dir.display()
-    )]
+    #[error("{}: {}", dir.display(), what.as_deref().map_or_else(
+        || format!("no database directory here; build one with `millbase build --db {}`", dir.display()),
+        |what| format!("is {what}, not a database directory: give the directory that holds the database files")
+    ))]
     NoDatabase {
         /// The directory given.
         dir: PathBuf,
+        /// What is there instead (`a file`, `a FIFO`, ...), if anything is.
+        what: Option<String>,
     },
     /// The file of the position's subspace is not in the database directory.
     #[error("no database for subspace {subspace} in {}: {hint}", dir.display())]
@@ -104,6 +105,20 @@ impl ProbeError {
     }
 }
 
+/// What is at `path` if something other than a directory is (`a file`, `a FIFO`,
+/// ...), `None` if nothing is (a dangling link counts as nothing).
+fn not_a_directory(path: &Path) -> Option<String> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    Some(if kind.is_file() {
+        "a file".to_string()
+    } else {
+        match crate::table::format::open_regular(path) {
+            Err(FormatError::NotAFile { kind, .. }) => format!("a {kind}"),
+            _ => "a special file".to_string(),
+        }
+    })
+}
+
 /// A database directory opened for probing.
 pub struct Tablebase {
     /// The directories, in the order they were added; a file is read from the first
@@ -153,22 +168,28 @@ impl Tablebase {
     /// [`Tablebase::manifest_problem`].
     ///
     /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
-    /// without a readable manifest, the standard rules.
+    /// without a readable manifest (missing, damaged, or of rules this program does
+    /// not know), those the database files' headers name
+    /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
+                what: not_a_directory(dir),
             });
         }
         let (manifest, manifest_problem) = match Manifest::load(dir) {
             Ok(m) => (m, None),
             Err(e) => (None, Some(e.to_string())),
         };
+        // Without a readable manifest of known rules, the files' headers say (each
+        // carries the rules' name and fingerprint).
         let rules = manifest
             .as_ref()
             .and_then(|m| Rules::by_name(&m.rules.name))
             .filter(|r| manifest.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
         let n = rules.stones as usize + 1;
         let slots = (0..n * n * n * n)
@@ -203,6 +224,7 @@ impl Tablebase {
         if !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
+                what: not_a_directory(dir),
             });
         }
         if let Ok(Some(m)) = Manifest::load(dir)
@@ -233,7 +255,10 @@ impl Tablebase {
             if taken || !wanted {
                 continue;
             }
-            if dir.join(s.file_name()).is_file() {
+            // Anything in the file's place is registered (a FIFO, a directory, a
+            // dangling link too), so that a probe names what is wrong with it instead
+            // of calling the file missing.
+            if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
                 self.slots[i].dir = Some(number);
             } else if crate::table::pack::derived::is_marked(dir, self.rules, s) {
                 self.slots[i].derived = Some(number);
