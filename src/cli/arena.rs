@@ -48,6 +48,11 @@ pub struct ArenaArgs {
     /// Database directory (for perfect, for engines, and to find blunders).
     #[arg(long)]
     db: Option<PathBuf>,
+    /// The rules played (`standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`,
+    /// `six`, each also `NAME-N`). Default: the rules of `--db`'s databases, else
+    /// `standard`; with `--db` they must be the databases' rules.
+    #[arg(long, value_parser = super::db::rules_arg)]
+    rules: Option<&'static Rules>,
     /// Draw after this many plies without a removal (0: never).
     #[arg(long, default_value_t = 100)]
     max_quiet: u32,
@@ -90,7 +95,18 @@ pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
         None => None,
     };
     // The games are played under the databases' rules (their manifest says them).
-    let rules = db.as_ref().map_or(Rules::standard(), |db| db.rules());
+    let rules = match (db.as_ref().map(|db| db.rules()), args.rules) {
+        (Some(theirs), Some(asked)) if theirs.fingerprint() != asked.fingerprint() => {
+            anyhow::bail!(
+                "--rules {} but the databases of --db are of the rules {}: give --rules {} or another --db",
+                asked.name,
+                theirs.name,
+                theirs.name
+            )
+        }
+        (Some(theirs), _) => theirs,
+        (None, asked) => asked.unwrap_or(Rules::standard()),
+    };
     let defaults = UciDefaults {
         go: GoLimits {
             depth: args.uci_depth,

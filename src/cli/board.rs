@@ -26,6 +26,10 @@ impl PositionArg {
 /// Arguments of `show`.
 #[derive(Args)]
 pub struct ShowArgs {
+    /// The rules (`standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`,
+    /// each also `NAME-N` with N stones per side).
+    #[arg(long, default_value = "standard", value_parser = super::db::rules_arg)]
+    rules: &'static Rules,
     #[command(flatten)]
     pos: PositionArg,
 }
@@ -33,6 +37,10 @@ pub struct ShowArgs {
 /// Arguments of `moves`.
 #[derive(Args)]
 pub struct MovesArgs {
+    /// The rules (`standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`,
+    /// each also `NAME-N` with N stones per side).
+    #[arg(long, default_value = "standard", value_parser = super::db::rules_arg)]
+    rules: &'static Rules,
     #[command(flatten)]
     pos: PositionArg,
 }
@@ -40,6 +48,10 @@ pub struct MovesArgs {
 /// Arguments of `perft`.
 #[derive(Args)]
 pub struct PerftArgs {
+    /// The rules (`standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`,
+    /// each also `NAME-N` with N stones per side).
+    #[arg(long, default_value = "standard", value_parser = super::db::rules_arg)]
+    rules: &'static Rules,
     /// Depth in plies.
     depth: u32,
     /// The position (default: startpos).
@@ -64,7 +76,23 @@ pub fn diagram(rules: &Rules, pos: &Position) -> String {
   |            |            |
 1 a1-----------d1-----------g1
    a   b   c   d   e   f   g";
-    let mut out = ART.to_string();
+    const SIX_ART: &str = "\
+7 a7-----------d7-----------g7
+  |            |            |
+6 |   b6-------d6-------f6  |
+  |   |                 |   |
+4 a4--b4                f4--g4
+  |   |                 |   |
+2 |   b2-------d2-------f2  |
+  |            |            |
+1 a1-----------d1-----------g1
+   a   b   c   d   e   f   g";
+    let art = if rules.point("d5").is_some() {
+        ART
+    } else {
+        SIX_ART
+    };
+    let mut out = art.to_string();
     for p in 0..rules.points() as u8 {
         let name = rules.name(p);
         let mark = if pos.board[0] >> p & 1 == 1 {
@@ -110,7 +138,9 @@ pub fn describe(rules: &Rules, game: &Game) -> String {
         },
         fen::format(rules, pos, game.counters)
     ));
-    if pos.is_lost(rules) {
+    if pos.is_drawn(rules) {
+        s.push_str("Game over: the board is full, a draw.\n");
+    } else if pos.is_lost(rules) {
         s.push_str(&format!("Game over: {} has lost.\n", pos.to_move));
     } else if game.is_repetition() {
         s.push_str("The position repeats: a draw.\n");
@@ -120,7 +150,7 @@ pub fn describe(rules: &Rules, game: &Game) -> String {
 
 /// `millbase show POS`.
 pub fn show(a: ShowArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
+    let rules = a.rules;
     let game = a.pos.game(rules)?;
     print!("{}", describe(rules, &game));
     Ok(ExitCode::SUCCESS)
@@ -128,7 +158,7 @@ pub fn show(a: ShowArgs) -> Result<ExitCode> {
 
 /// `millbase moves POS`.
 pub fn moves(a: MovesArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
+    let rules = a.rules;
     let game = a.pos.game(rules)?;
     let plies: Vec<String> = game
         .position()
@@ -142,7 +172,7 @@ pub fn moves(a: MovesArgs) -> Result<ExitCode> {
 
 /// `millbase perft DEPTH [POS]`.
 pub fn perft(a: PerftArgs) -> Result<ExitCode> {
-    let rules = Rules::standard();
+    let rules = a.rules;
     let text = if a.position.is_empty() {
         "startpos".to_string()
     } else {

@@ -27,8 +27,10 @@ pub struct BuildArgs {
     /// (which need the moving phase), or both in that order.
     #[arg(long, value_enum, default_value_t = BuildPhase::All)]
     phase: BuildPhase,
-    /// The rules: `standard`, or `standard-N` for the standard board with N stones
-    /// per side (3 to 12; small N build the whole game in seconds).
+    /// The rules: `standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`
+    /// (docs/RULES.md), each also `NAME-N` with N stones per side (3 to 12, 3 to 8
+    /// for six; small N build the whole game in seconds). `lasker` and the 12-stone
+    /// `morabaraba` cannot be built yet.
     #[arg(long, default_value = "standard", value_parser = rules_arg)]
     rules: &'static Rules,
     /// Build every pair with at most N stones on the board in all, e.g. `--max-stones 10`.
@@ -79,9 +81,7 @@ pub(crate) fn open_tablebase(dir: &std::path::Path) -> Result<millbase::table::p
 
 /// Parses `--rules NAME`.
 pub(crate) fn rules_arg(text: &str) -> Result<&'static Rules, String> {
-    Rules::by_name(text).ok_or_else(|| {
-        format!("unknown rules '{text}': use standard or standard-N with N from 3 to 12")
-    })
+    Rules::parse(text).map_err(|e| e.to_string())
 }
 
 fn subspace_arg(text: &str) -> Result<(u32, u32)> {

@@ -22,7 +22,8 @@ pub struct UciArgs {
     /// `bestmove`, such as Sanmill's head-to-head harness.
     #[arg(long)]
     sanmill_bestmove: bool,
-    /// The rules played: `standard` or `standard-N`. Default: the rules of `--db`'s
+    /// The rules played: `standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`,
+    /// `six`, each also `NAME-N` with N stones per side. Default: the rules of `--db`'s
     /// directory, or `standard`. Sanmill's rule options (`PiecesCount`, `MayFly`, ...)
     /// are checked against these, and a `DatabasePath` of other rules is refused.
     #[arg(long, value_parser = super::db::rules_arg)]

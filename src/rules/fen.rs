@@ -2,7 +2,8 @@
 //!
 //! The board field lists points ring by ring (inner, middle, outer), each clockwise
 //! from twelve o'clock: exactly millbase's point numbering, so the board string is
-//! the point list itself.
+//! the point list itself. On the 16-point board of `six` it has two rings (middle,
+//! outer), again the board's own point order.
 
 use crate::rules::Rules;
 use crate::rules::position::{Color, Phase, Position, PositionError};
@@ -23,7 +24,9 @@ pub enum FenError {
     #[error("a FEN has 17 fields, this one has {0}")]
     Fields(usize),
     /// The board field is malformed.
-    #[error("FEN board '{0}' must be three rings of 8 characters from O, @, * separated by /")]
+    #[error(
+        "FEN board '{0}' must be rings of 8 characters from O, @, * separated by / (three rings on the 24-point boards, two for six)"
+    )]
     Board(String),
     /// A field has a bad value.
     #[error("FEN field {field} ({name}) is '{value}': {expected}")]
@@ -162,7 +165,11 @@ pub fn parse(rules: &Rules, text: &str) -> Result<(Position, Counters), FenError
         (14, "black's last mill to"),
     ] {
         if !(-1..rules.points() as i64).contains(&num(i, name)?) {
-            return Err(bad(i, name, "a point number from 0 to 23, or -1 for none"));
+            return Err(bad(
+                i,
+                name,
+                "a point number of the board (0 to 23, or 0 to 15 for six), or -1 for none",
+            ));
         }
     }
     if num(15, "formed-mills mask")? != 0 {
@@ -255,7 +262,10 @@ fn action_char(pos: &Position) -> char {
 fn parse_board(rules: &Rules, field: &str) -> Result<[u32; 2], FenError> {
     let chars: Vec<char> = field.chars().filter(|&c| c != '/').collect();
     let rings: Vec<&str> = field.split('/').collect();
-    if chars.len() != rules.points() || rings.len() != 3 || rings.iter().any(|r| r.len() != 8) {
+    if chars.len() != rules.points()
+        || rings.len() != rules.points() / 8
+        || rings.iter().any(|r| r.len() != 8)
+    {
         return Err(FenError::Board(field.to_string()));
     }
     let mut board = [0u32; 2];

@@ -1,7 +1,7 @@
 //! Positions of both phases, plies, making and undoing them, legal ply generation
 //! and the end of the game.
 
-use crate::rules::{Bits, Rules};
+use crate::rules::{Bits, FullBoard, Rules};
 use std::fmt;
 
 /// A side.
@@ -186,12 +186,13 @@ pub enum PositionError {
 }
 
 impl Position {
-    /// The empty board with full hands, White to move.
+    /// The empty board with full hands, the first player ([`Rules::first`], White in
+    /// every rule set of `RULES.md`) to move.
     pub fn start(rules: &Rules) -> Position {
         Position {
             board: [0, 0],
             hand: [rules.stones, rules.stones],
-            to_move: Color::White,
+            to_move: rules.first,
             pending_removal: false,
         }
     }
@@ -256,18 +257,26 @@ impl Position {
                 });
             }
         }
-        // Placement alternates, White first: with White to move (and no removal
-        // pending) both have placed equally many, with Black to move White one more.
+        // Placement alternates, the first player first: with it to move (and no
+        // removal pending) both have placed equally many, with the other to move the
+        // first player one more. When stones may move during placement, the hands
+        // are independent.
         let [w, b] = self.hand;
         let placer = if self.pending_removal {
             self.to_move.other()
         } else {
             self.to_move
         };
-        let ok = match placer {
-            Color::White => w == b,
-            Color::Black => w + 1 == b || (w == 0 && b == 0),
-        };
+        let (first, second) = (
+            rules.first.pick(self.hand),
+            rules.first.other().pick(self.hand),
+        );
+        let ok = rules.move_in_placement
+            || if placer == rules.first {
+                first == second
+            } else {
+                first + 1 == second || (first == 0 && second == 0)
+            };
         if !ok {
             return Err(PositionError::Hands {
                 white: w,
@@ -288,15 +297,25 @@ impl Position {
     }
 
     /// Whether the side to move has lost: fewer than three stones on board and in
-    /// hand, or no legal ply.
+    /// hand, or no legal ply (except on a full board that the rules call a draw).
     pub fn is_lost(&self, rules: &Rules) -> bool {
-        self.material(self.to_move) < 3 || self.legal_plies(rules).is_empty()
+        self.material(self.to_move) < 3
+            || (!self.is_drawn(rules) && self.legal_plies(rules).is_empty())
     }
 
-    /// Whether the game is over: the side to move lost, or the opponent is down
-    /// to two stones.
+    /// Whether the game is drawn by rule: a full board (no empty point, no removal
+    /// pending) under [`FullBoard::Draw`] (`morabaraba`).
+    pub fn is_drawn(&self, rules: &Rules) -> bool {
+        rules.full_board == FullBoard::Draw
+            && !self.pending_removal
+            && self.empty(rules) == 0
+            && self.material(self.to_move) >= 3
+    }
+
+    /// Whether the game is over: the side to move lost, the opponent is down to two
+    /// stones, or the game is drawn by rule.
     pub fn is_over(&self, rules: &Rules) -> bool {
-        self.material(self.to_move.other()) < 3 || self.is_lost(rules)
+        self.material(self.to_move.other()) < 3 || self.is_lost(rules) || self.is_drawn(rules)
     }
 
     /// Every legal ply, each removal choice a separate ply. Empty if the game is over.
@@ -332,12 +351,14 @@ impl Position {
                 out.push(ply);
             }
         };
-        if self.hand[me] > 0 {
+        let hand = self.hand[me];
+        if hand > 0 {
             for to in points(empty) {
                 emit(Ply::place(to), own | 1 << to);
             }
-        } else {
-            let fly = rules.flies(own.count_ones(), 0);
+        }
+        if hand == 0 || rules.move_in_placement {
+            let fly = rules.flies(own.count_ones(), hand);
             for from in points(own) {
                 for to in points(rules.destinations(from, empty, fly)) {
                     emit(Ply::slide(from, to), own ^ (1 << from) ^ (1 << to));

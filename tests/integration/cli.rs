@@ -226,3 +226,29 @@ fn the_arena_piped_into_a_reader_that_stops_is_no_panic() {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// `--rules` names every rule set of RULES.md on `perft`, `moves` and `show`; an
+/// unknown name is refused with the list of known ones.
+#[test]
+fn rules_option_takes_every_rule_set() {
+    let out = succeeds(&["perft", "2", "--rules", "six"]);
+    assert!(out.contains("depth=2 nodes=240"), "{out}");
+    let out = succeeds(&["perft", "3", "--rules", "lasker"]);
+    assert!(out.contains("depth=3 nodes=13552"), "{out}");
+    let out = succeeds(&["moves", "--rules", "six-4", "startpos"]);
+    assert_eq!(out.split_whitespace().count(), 16, "{out}");
+    let out = succeeds(&["show", "--rules", "morabaraba", "startpos"]);
+    assert!(
+        out.contains("FEN ********/********/******** w p p 0 12 0 12"),
+        "{out}"
+    );
+    let out = succeeds(&["show", "--rules", "six", "startpos"]);
+    assert!(out.contains("FEN ********/******** w p p 0 6 0 6"), "{out}");
+    let err = fails(&["perft", "1", "--rules", "nine"]);
+    assert!(
+        err.contains("standard, lasker, morabaraba, twelve, no-flying, six"),
+        "{err}"
+    );
+    let err = fails(&["perft", "1", "--rules", "six-9"]);
+    assert!(err.contains("from 3 to 8"), "{err}");
+}

@@ -9,7 +9,6 @@ use millbase::rules::notation::format_ply;
 use millbase::rules::perft::perft;
 use millbase::{Position, Rules};
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
 // ---------------------------------------------------------------------------
 // The naive generator.
@@ -80,38 +79,176 @@ const MILLS: [[&str; 3]; 16] = [
     ["d1", "d2", "d3"],
 ];
 
+/// The diagonal lines of `twelve` and `morabaraba` (RULES.md): corner to corner.
+const DIAGONALS: [[&str; 3]; 4] = [
+    ["a1", "b2", "c3"],
+    ["a7", "b6", "c5"],
+    ["g7", "f6", "e5"],
+    ["g1", "f2", "e3"],
+];
+
 /// The order of points in a Sanmill FEN board field (PROTOCOL.md).
 const FEN_ORDER: [&str; 24] = [
     "d5", "e5", "e4", "e3", "d3", "c3", "c4", "c5", "d6", "f6", "f4", "f2", "d2", "b2", "b4", "b6",
     "d7", "g7", "g4", "g1", "d1", "a1", "a4", "a7",
 ];
 
-fn index(name: &str) -> usize {
-    NAMES
-        .iter()
-        .position(|&n| n == name)
-        .unwrap_or_else(|| panic!("no point {name}"))
+/// The 16-point board of `six` (RULES.md): its points alphabetically, its 20 edges
+/// (two squares and four joins), its 8 mills (the sides) and its FEN order (middle
+/// ring, then outer ring, each clockwise from twelve o'clock).
+const SIX_NAMES: [&str; 16] = [
+    "a1", "a4", "a7", "b2", "b4", "b6", "d1", "d2", "d6", "d7", "f2", "f4", "f6", "g1", "g4", "g7",
+];
+const SIX_EDGES: [(&str, &str); 20] = [
+    ("a1", "a4"),
+    ("a4", "a7"),
+    ("a7", "d7"),
+    ("d7", "g7"),
+    ("g7", "g4"),
+    ("g4", "g1"),
+    ("g1", "d1"),
+    ("d1", "a1"),
+    ("b2", "b4"),
+    ("b4", "b6"),
+    ("b6", "d6"),
+    ("d6", "f6"),
+    ("f6", "f4"),
+    ("f4", "f2"),
+    ("f2", "d2"),
+    ("d2", "b2"),
+    ("a4", "b4"),
+    ("d7", "d6"),
+    ("g4", "f4"),
+    ("d1", "d2"),
+];
+const SIX_MILLS: [[&str; 3]; 8] = [
+    ["a1", "a4", "a7"],
+    ["a7", "d7", "g7"],
+    ["g7", "g4", "g1"],
+    ["g1", "d1", "a1"],
+    ["b2", "b4", "b6"],
+    ["b6", "d6", "f6"],
+    ["f6", "f4", "f2"],
+    ["f2", "d2", "b2"],
+];
+const SIX_FEN_ORDER: [&str; 16] = [
+    "d6", "f6", "f4", "f2", "d2", "b2", "b4", "b6", "d7", "g7", "g4", "g1", "d1", "a1", "a4", "a7",
+];
+
+/// When a side flies (RULES.md, "Rule sets at a glance").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fly {
+    /// Never.
+    Never,
+    /// Exactly three on the board and none in hand.
+    ThreeOnBoard,
+    /// Exactly three on the board plus in hand, also with stones in hand (Lasker).
+    ThreeInAll,
 }
 
+/// One rule set as this file reads RULES.md: its own board tables and switches.
+#[derive(Debug)]
 struct Tables {
+    /// The name the crate knows it by.
+    rules: &'static str,
+    names: Vec<&'static str>,
+    fen_order: Vec<&'static str>,
     neighbours: Vec<Vec<usize>>,
     mills: Vec<[usize; 3]>,
+    stones: u32,
+    fly: Fly,
+    /// A side with stones in hand may move instead of placing (Lasker).
+    move_while_placing: bool,
+    /// A full board is a draw (Morabaraba).
+    full_board_draw: bool,
 }
 
-fn tables() -> &'static Tables {
-    static T: OnceLock<Tables> = OnceLock::new();
-    T.get_or_init(|| {
-        let mut neighbours = vec![Vec::new(); 24];
-        for (a, b) in EDGES {
-            neighbours[index(a)].push(index(b));
-            neighbours[index(b)].push(index(a));
-        }
-        let mills = MILLS
+impl Tables {
+    fn index(&self, name: &str) -> usize {
+        self.names
             .iter()
-            .map(|m| [index(m[0]), index(m[1]), index(m[2])])
-            .collect();
-        Tables { neighbours, mills }
-    })
+            .position(|&n| n == name)
+            .unwrap_or_else(|| panic!("no point {name}"))
+    }
+
+    fn points(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// The naive tables of rule set `name` (`standard`, `lasker`, `morabaraba`,
+/// `twelve`, `no-flying`, `six`, or `NAME-N`), built once each.
+fn tables_of(name: &str) -> &'static Tables {
+    static ALL: std::sync::Mutex<Vec<&'static Tables>> = std::sync::Mutex::new(Vec::new());
+    let mut all = ALL.lock().unwrap();
+    if let Some(t) = all.iter().find(|t| t.rules == name) {
+        return t;
+    }
+    let (base, stones) = match name.rsplit_once('-') {
+        Some((b, n)) if n.chars().all(|c| c.is_ascii_digit()) => (b, n.parse().ok()),
+        _ => (name, None),
+    };
+    let (six, diagonals) = (base == "six", matches!(base, "twelve" | "morabaraba"));
+    let (names, fen_order, edges, mut mill_names): (Vec<_>, Vec<_>, Vec<_>, Vec<_>) = if six {
+        (
+            SIX_NAMES.to_vec(),
+            SIX_FEN_ORDER.to_vec(),
+            SIX_EDGES.to_vec(),
+            SIX_MILLS.to_vec(),
+        )
+    } else {
+        (
+            NAMES.to_vec(),
+            FEN_ORDER.to_vec(),
+            EDGES.to_vec(),
+            MILLS.to_vec(),
+        )
+    };
+    let mut edges = edges;
+    if diagonals {
+        for d in DIAGONALS {
+            edges.push((d[0], d[1]));
+            edges.push((d[1], d[2]));
+            mill_names.push(d);
+        }
+    }
+    let (own_stones, fly) = match base {
+        "standard" => (9, Fly::ThreeOnBoard),
+        "lasker" => (10, Fly::ThreeInAll),
+        "morabaraba" | "twelve" => (12, Fly::ThreeOnBoard),
+        "no-flying" => (9, Fly::Never),
+        "six" => (6, Fly::Never),
+        _ => panic!("no rule set {name}"),
+    };
+    let mut t = Tables {
+        rules: Box::leak(name.to_string().into_boxed_str()),
+        names,
+        fen_order,
+        neighbours: Vec::new(),
+        mills: Vec::new(),
+        stones: stones.unwrap_or(own_stones),
+        fly,
+        move_while_placing: base == "lasker",
+        full_board_draw: base == "morabaraba",
+    };
+    t.neighbours = vec![Vec::new(); t.points()];
+    for (a, b) in edges {
+        let (a, b) = (t.index(a), t.index(b));
+        t.neighbours[a].push(b);
+        t.neighbours[b].push(a);
+    }
+    t.mills = mill_names
+        .iter()
+        .map(|m| [t.index(m[0]), t.index(m[1]), t.index(m[2])])
+        .collect();
+    let t: &'static Tables = Box::leak(Box::new(t));
+    all.push(t);
+    t
+}
+
+/// The standard game's tables.
+fn tables() -> &'static Tables {
+    tables_of("standard")
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -121,9 +258,10 @@ enum Cell {
     Black,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Naive {
-    cells: [Cell; 24],
+    t: &'static Tables,
+    cells: Vec<Cell>,
     /// Stones in hand: white, black.
     hand: [u32; 2],
     white_to_move: bool,
@@ -139,18 +277,18 @@ struct NPly {
 }
 
 impl NPly {
-    fn text(&self) -> String {
+    fn text(&self, t: &Tables) -> String {
         let mut s = String::new();
         if let Some(f) = self.from {
-            s += NAMES[f];
+            s += t.names[f];
             s += "-";
         }
-        if let Some(t) = self.to {
-            s += NAMES[t];
+        if let Some(to) = self.to {
+            s += t.names[to];
         }
         if let Some(r) = self.remove {
             s += "x";
-            s += NAMES[r];
+            s += t.names[r];
         }
         s
     }
@@ -158,9 +296,14 @@ impl NPly {
 
 impl Naive {
     fn start() -> Naive {
+        Naive::start_of(tables())
+    }
+
+    fn start_of(t: &'static Tables) -> Naive {
         Naive {
-            cells: [Cell::Empty; 24],
-            hand: [9, 9],
+            t,
+            cells: vec![Cell::Empty; t.points()],
+            hand: [t.stones, t.stones],
             white_to_move: true,
             pending: false,
         }
@@ -168,12 +311,16 @@ impl Naive {
 
     /// Reads the fields of a FEN that matter: board, side, action, hands.
     fn from_fen(text: &str) -> Naive {
+        Naive::from_fen_of(tables(), text)
+    }
+
+    fn from_fen_of(t: &'static Tables, text: &str) -> Naive {
         let f: Vec<&str> = text.split_whitespace().collect();
         let board: Vec<char> = f[0].chars().filter(|&c| c != '/').collect();
-        assert_eq!(board.len(), 24);
-        let mut cells = [Cell::Empty; 24];
+        assert_eq!(board.len(), t.points());
+        let mut cells = vec![Cell::Empty; t.points()];
         for (k, c) in board.into_iter().enumerate() {
-            cells[index(FEN_ORDER[k])] = match c {
+            cells[t.index(t.fen_order[k])] = match c {
                 'O' => Cell::White,
                 '@' => Cell::Black,
                 '*' => Cell::Empty,
@@ -181,6 +328,7 @@ impl Naive {
             };
         }
         Naive {
+            t,
             cells,
             hand: [f[5].parse().unwrap(), f[7].parse().unwrap()],
             white_to_move: f[1] == "w",
@@ -217,31 +365,33 @@ impl Naive {
     }
 
     /// Whether the stone on `p` stands in a mill of its colour.
-    fn stands_in_mill(cells: &[Cell; 24], p: usize) -> bool {
+    fn stands_in_mill(&self, cells: &[Cell], p: usize) -> bool {
         let c = cells[p];
         c != Cell::Empty
-            && tables()
+            && self
+                .t
                 .mills
                 .iter()
                 .any(|m| m.contains(&p) && m.iter().all(|&q| cells[q] == c))
     }
 
     /// The stones of colour `victim` that may be removed.
-    fn removable(cells: &[Cell; 24], victim: Cell) -> Vec<usize> {
-        let all: Vec<usize> = (0..24).filter(|&p| cells[p] == victim).collect();
+    fn removable(&self, cells: &[Cell], victim: Cell) -> Vec<usize> {
+        let all: Vec<usize> = (0..cells.len()).filter(|&p| cells[p] == victim).collect();
         let free: Vec<usize> = all
             .iter()
             .copied()
-            .filter(|&p| !Self::stands_in_mill(cells, p))
+            .filter(|&p| !self.stands_in_mill(cells, p))
             .collect();
         if free.is_empty() { all } else { free }
     }
 
     /// Adds `ply` (whose stone now stands on `to` in `after`) with every removal
     /// it must make.
-    fn push(&self, after: &[Cell; 24], from: Option<usize>, to: usize, out: &mut Vec<NPly>) {
-        if Self::stands_in_mill(after, to) {
-            for r in Self::removable(after, self.them()) {
+    fn push(&self, after: &[Cell], from: Option<usize>, to: usize, out: &mut Vec<NPly>) {
+        let victims = self.removable(after, self.them());
+        if self.stands_in_mill(after, to) && !victims.is_empty() {
+            for r in victims {
                 out.push(NPly {
                     from,
                     to: Some(to),
@@ -257,6 +407,11 @@ impl Naive {
         }
     }
 
+    /// Whether the game is drawn by a full board (Morabaraba).
+    fn full_board_draw(&self) -> bool {
+        self.t.full_board_draw && !self.pending && self.cells.iter().all(|&c| c != Cell::Empty)
+    }
+
     fn plies(&self) -> Vec<NPly> {
         let mut out = Vec::new();
         let (me, them) = (self.me(), self.them());
@@ -264,7 +419,7 @@ impl Naive {
             return out;
         }
         if self.pending {
-            for r in Self::removable(&self.cells, them) {
+            for r in self.removable(&self.cells, them) {
                 out.push(NPly {
                     from: None,
                     to: None,
@@ -273,29 +428,37 @@ impl Naive {
             }
             return out;
         }
-        if self.hand_of(me) > 0 {
-            for to in 0..24 {
+        let n = self.cells.len();
+        let in_hand = self.hand_of(me);
+        if in_hand > 0 {
+            for to in 0..n {
                 if self.cells[to] == Cell::Empty {
-                    let mut after = self.cells;
+                    let mut after = self.cells.clone();
                     after[to] = me;
                     self.push(&after, None, to, &mut out);
                 }
             }
-            return out;
+            if !self.t.move_while_placing {
+                return out;
+            }
         }
-        let flying = self.count(me) == 3;
-        for from in 0..24 {
+        let flying = match self.t.fly {
+            Fly::Never => false,
+            Fly::ThreeOnBoard => in_hand == 0 && self.count(me) == 3,
+            Fly::ThreeInAll => self.count(me) + in_hand == 3,
+        };
+        for from in 0..n {
             if self.cells[from] != me {
                 continue;
             }
-            for to in 0..24 {
+            for to in 0..n {
                 if self.cells[to] != Cell::Empty {
                     continue;
                 }
-                if !flying && !tables().neighbours[from].contains(&to) {
+                if !flying && !self.t.neighbours[from].contains(&to) {
                     continue;
                 }
-                let mut after = self.cells;
+                let mut after = self.cells.clone();
                 after[from] = Cell::Empty;
                 after[to] = me;
                 self.push(&after, Some(from), to, &mut out);
@@ -305,7 +468,7 @@ impl Naive {
     }
 
     fn play(&self, ply: NPly) -> Naive {
-        let mut next = *self;
+        let mut next = self.clone();
         let side = if self.white_to_move { 0 } else { 1 };
         if let Some(f) = ply.from {
             next.cells[f] = Cell::Empty;
@@ -336,7 +499,7 @@ impl Naive {
     }
 
     fn texts(&self) -> BTreeSet<String> {
-        self.plies().iter().map(NPly::text).collect()
+        self.plies().iter().map(|p| p.text(self.t)).collect()
     }
 }
 
@@ -344,17 +507,25 @@ impl Naive {
 // Comparison with the crate.
 
 fn crate_texts(pos: &Position) -> BTreeSet<String> {
-    let r = Rules::standard();
+    crate_texts_of(Rules::standard(), pos)
+}
+
+fn crate_texts_of(r: &Rules, pos: &Position) -> BTreeSet<String> {
     pos.legal_plies(r)
         .into_iter()
         .map(|p| format_ply(r, p))
         .collect()
 }
 
+/// The crate's rule set of the same name as the naive tables.
+fn crate_rules(t: &Tables) -> &'static Rules {
+    Rules::by_name(t.rules).unwrap_or_else(|| panic!("the crate has no rules {}", t.rules))
+}
+
 /// On a mismatch, finds the first position (depth-first) whose ply lists differ.
 fn divide(naive: &Naive, pos: &Position, depth: u32) -> Option<String> {
-    let r = Rules::standard();
-    let (a, b) = (naive.texts(), crate_texts(pos));
+    let r = crate_rules(naive.t);
+    let (a, b) = (naive.texts(), crate_texts_of(r, pos));
     if a != b {
         return Some(format!(
             "at {}: naive only {:?}, crate only {:?}",
@@ -367,7 +538,7 @@ fn divide(naive: &Naive, pos: &Position, depth: u32) -> Option<String> {
         return None;
     }
     for ply in naive.plies() {
-        let text = ply.text();
+        let text = ply.text(naive.t);
         let cp = pos
             .legal_plies(r)
             .into_iter()
@@ -382,9 +553,19 @@ fn divide(naive: &Naive, pos: &Position, depth: u32) -> Option<String> {
 
 /// Perft of both generators from a FEN, to `depth`; returns the counts per depth.
 fn both(fen_text: &str, depth: u32) -> Vec<u64> {
-    let r = Rules::standard();
-    let (mut pos, _) = fen::parse(r, fen_text).unwrap_or_else(|e| panic!("{fen_text}: {e}"));
-    let naive = Naive::from_fen(fen_text);
+    both_of(tables(), fen_text, depth)
+}
+
+/// As [`both`], under the rule set of `t`.
+fn both_of(t: &'static Tables, fen_text: &str, depth: u32) -> Vec<u64> {
+    let r = crate_rules(t);
+    let (pos, _) = fen::parse(r, fen_text).unwrap_or_else(|e| panic!("{fen_text}: {e}"));
+    both_from(&Naive::from_fen_of(t, fen_text), pos, depth)
+}
+
+/// Perft of the naive position and the crate's, which must be the same, to `depth`.
+fn both_from(naive: &Naive, mut pos: Position, depth: u32) -> Vec<u64> {
+    let r = crate_rules(naive.t);
     let before = pos;
     let mut counts = Vec::new();
     for d in 1..=depth {
@@ -393,8 +574,10 @@ fn both(fen_text: &str, depth: u32) -> Vec<u64> {
         assert_eq!(pos, before, "perft changed the position");
         if ours != theirs {
             panic!(
-                "{fen_text} depth {d}: naive {ours}, crate {theirs}; {}",
-                divide(&naive, &pos, d).unwrap_or_default()
+                "{} {} depth {d}: naive {ours}, crate {theirs}; {}",
+                naive.t.rules,
+                fen::format(r, &pos, Default::default()),
+                divide(naive, &pos, d).unwrap_or_default()
             );
         }
         counts.push(ours);
@@ -580,7 +763,7 @@ fn random_walks_agree_ply_by_ply() {
             }
             let plies = naive.plies();
             let ply = plies[(rng.next() % plies.len() as u64) as usize];
-            let text = ply.text();
+            let text = ply.text(naive.t);
             let cp = pos
                 .legal_plies(r)
                 .into_iter()
@@ -596,4 +779,205 @@ fn random_walks_agree_ply_by_ply() {
         }
     }
     assert!(positions > 10_000);
+}
+
+/// The rule sets of RULES.md and reduced forms that reach their special rules
+/// (flying from the first move, a full board) in few plies.
+const RULE_SETS: [&str; 14] = [
+    "standard",
+    "lasker",
+    "morabaraba",
+    "twelve",
+    "no-flying",
+    "six",
+    "standard-3",
+    "lasker-3",
+    "lasker-4",
+    "no-flying-4",
+    "morabaraba-5",
+    "twelve-4",
+    "six-4",
+    "six-8",
+];
+
+/// Plays random games under rule set `name` with both generators side by side,
+/// comparing the ply lists at every position, the position through the FEN, the
+/// full-board draw, and perft to depth 2 at every 25th position.
+fn random_walks(name: &str, games: usize, seed: u64) -> usize {
+    let t = tables_of(name);
+    let r = crate_rules(t);
+    let mut rng = Rng(seed);
+    let mut positions = 0;
+    for _game in 0..games {
+        let mut naive = Naive::start_of(t);
+        let mut pos = Position::start(r);
+        for _ply in 0..150 {
+            let a = naive.texts();
+            let b = crate_texts_of(r, &pos);
+            let at = fen::format(r, &pos, Default::default());
+            assert_eq!(a, b, "{name} at {at}");
+            assert_eq!(naive.full_board_draw(), pos.is_drawn(r), "{name} at {at}");
+            assert_eq!(a.is_empty(), pos.is_over(r), "{name} at {at}");
+            positions += 1;
+            if positions % 25 == 0 {
+                both_from(&naive, pos, 2);
+            }
+            if a.is_empty() {
+                break;
+            }
+            let plies = naive.plies();
+            let ply = plies[(rng.next() % plies.len() as u64) as usize];
+            let text = ply.text(t);
+            let cp = pos
+                .legal_plies(r)
+                .into_iter()
+                .find(|&p| format_ply(r, p) == text)
+                .unwrap();
+            naive = naive.play(ply);
+            pos.make(r, cp);
+            let there = Naive::from_fen_of(t, &fen::format(r, &pos, Default::default()));
+            assert_eq!(there.cells, naive.cells, "{name}");
+            assert_eq!(there.hand, naive.hand, "{name}");
+            assert_eq!(there.white_to_move, naive.white_to_move, "{name}");
+        }
+    }
+    positions
+}
+
+#[test]
+fn every_rule_set_agrees_on_random_games() {
+    for (i, name) in RULE_SETS.into_iter().enumerate() {
+        let positions = random_walks(name, 60, 0x2545_f491_4f6c_dd1d ^ i as u64);
+        assert!(positions > 500, "{name}: {positions}");
+    }
+}
+
+/// Perft from the start of every rule set, both generators, to depth 4 (counts
+/// both agreed on, kept as a regression).
+#[test]
+fn every_rule_set_perft_from_the_start() {
+    let known: [(&str, [u64; 4]); 14] = KNOWN_START;
+    for (name, want) in known {
+        let t = tables_of(name);
+        let r = crate_rules(t);
+        let counts = both_from(&Naive::start_of(t), Position::start(r), 4);
+        eprintln!("{name}: {counts:?}");
+        assert_eq!(counts, want, "{name}");
+    }
+}
+
+const KNOWN_START: [(&str, [u64; 4]); 14] = [
+    ("standard", [24, 552, 12144, 255024]),
+    ("lasker", [24, 552, 13552, 319176]),
+    ("morabaraba", [24, 552, 12144, 255024]),
+    ("twelve", [24, 552, 12144, 255024]),
+    ("no-flying", [24, 552, 12144, 255024]),
+    ("six", [16, 240, 3360, 43680]),
+    ("standard-3", [24, 552, 12144, 255024]),
+    ("lasker-3", [24, 552, 24288, 1044384]),
+    ("lasker-4", [24, 552, 13552, 319176]),
+    ("no-flying-4", [24, 552, 12144, 255024]),
+    ("morabaraba-5", [24, 552, 12144, 255024]),
+    ("twelve-4", [24, 552, 12144, 255024]),
+    ("six-4", [16, 240, 3360, 43680]),
+    ("six-8", [16, 240, 3360, 43680]),
+];
+
+/// Special positions of the variants, both generators to a depth: Lasker's moves
+/// and flying with stones in hand, no flying at three stones, the six men's board.
+#[test]
+fn variant_positions_agree() {
+    let cases: [(&str, &str, u32, &[u64]); 5] = [
+        // Lasker: White has a1 a4 on the board and 1 in hand (3 in all): it may
+        // place, or fly either stone; Black has 5 on the board and 4 in hand.
+        (
+            "lasker",
+            "********/@*@*@***/*****OO@ w p p 2 1 4 5 0 0 -1 -1 -1 -1 0 0 1",
+            3,
+            &[54, 1635, 84732],
+        ),
+        // Lasker: both hands still full-ish, stones on the board may slide.
+        (
+            "lasker",
+            "O*******/***@****/******** w p p 1 9 1 9 0 0 -1 -1 -1 -1 0 0 2",
+            3,
+            &[25, 576, 14462],
+        ),
+        // No flying: White with three stones slides.
+        (
+            "no-flying",
+            "********/**@*O***/*@@**OO* w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 1",
+            4,
+            &[7, 34, 217, 1405],
+        ),
+        // Six men's morris, moving phase.
+        (
+            "six",
+            "O@*O@**O/@*O@***@ w m s 4 0 5 0 0 0 -1 -1 -1 -1 0 0 1",
+            4,
+            &[4, 24, 93, 560],
+        ),
+        // Morabaraba: a diagonal a1-b2-c3 for White to close with c3.
+        (
+            "morabaraba",
+            "********/*****O@*/*****O*@ w p p 2 10 2 10 0 0 -1 -1 -1 -1 0 0 1",
+            3,
+            &[21, 401, 8086],
+        ),
+    ];
+    for (name, fen_text, depth, want) in cases {
+        let counts = both_of(tables_of(name), fen_text, depth);
+        eprintln!("{name} {fen_text}: {counts:?}");
+        assert_eq!(&counts[..want.len()], want, "{name}");
+    }
+}
+
+/// A full board after placement (24 stones, no mill): a draw in `morabaraba`,
+/// a loss for White (to move and stuck) in `twelve`. The filling is found by
+/// random placements that close no mill, in both generators' terms.
+#[test]
+fn full_board_after_placement() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let filled = loop {
+        let mut naive = Naive::start_of(tables_of("twelve"));
+        let mut stuck = false;
+        while naive.hand != [0, 0] {
+            let quiet: Vec<NPly> = naive
+                .plies()
+                .into_iter()
+                .filter(|p| p.remove.is_none())
+                .collect();
+            if quiet.is_empty() {
+                stuck = true;
+                break;
+            }
+            naive = naive.play(quiet[(rng.next() % quiet.len() as u64) as usize]);
+        }
+        if !stuck {
+            break naive;
+        }
+    };
+    let twelve = Rules::by_name("twelve").unwrap();
+    let mut pos = Position::start(twelve);
+    for (p, &c) in filled.cells.iter().enumerate() {
+        let at = twelve.point(filled.t.names[p]).unwrap();
+        match c {
+            Cell::White => pos.board[0] |= 1 << at,
+            Cell::Black => pos.board[1] |= 1 << at,
+            Cell::Empty => panic!("the board is full"),
+        }
+    }
+    pos.hand = [0, 0];
+    let text = fen::format(twelve, &pos, Default::default());
+    for (name, drawn) in [("twelve", false), ("morabaraba", true)] {
+        let t = tables_of(name);
+        let r = crate_rules(t);
+        let (pos, _) = fen::parse(r, &text).unwrap_or_else(|e| panic!("{name} {text}: {e}"));
+        let naive = Naive::from_fen_of(t, &text);
+        assert!(naive.plies().is_empty() && pos.legal_plies(r).is_empty());
+        assert_eq!(naive.full_board_draw(), drawn, "{name}");
+        assert_eq!(pos.is_drawn(r), drawn, "{name}");
+        assert_eq!(pos.is_lost(r), !drawn, "{name}");
+        assert!(pos.is_over(r), "{name}");
+    }
 }

@@ -435,3 +435,30 @@ fn known_positions() {
     // A mill-closing ply in the middle of a list must name its removal.
     assert!(Game::parse(r, "startpos moves a7 d6 d7 f4 g7 b6").is_err());
 }
+
+/// The rules fingerprint of `standard` is the one every database file written so far
+/// carries (FORMAT.md, "Rules fingerprint"), and every named rule set and reduced
+/// form has its own.
+#[test]
+fn fingerprints_standard_unchanged_and_distinct() {
+    assert_eq!(Rules::standard().fingerprint(), 0xe12a_216d_600c_3903);
+    assert_eq!(
+        Rules::by_name("standard-5").unwrap().fingerprint(),
+        0x3559_3bb0_1c2b_20bf
+    );
+    let mut seen = std::collections::BTreeMap::new();
+    for name in Rules::names() {
+        let base = Rules::by_name(name).unwrap();
+        eprintln!("| `{name}` | `{:016x}` |", base.fingerprint());
+        for n in 3..=base.points() / 2 {
+            let r = Rules::by_name(&format!("{name}-{n}")).unwrap();
+            if let Some(other) = seen.insert(r.fingerprint(), r.name) {
+                // `morabaraba-N` and `twelve-N` differ only in the full board, which
+                // needs 12 stones a side: below that they are the same game.
+                let same_game = n < 12 && other == format!("morabaraba-{n}");
+                assert!(same_game, "{} and {other} share a fingerprint", r.name);
+            }
+        }
+    }
+    assert_eq!(seen.len(), 5 * 10 + 6 - 9);
+}

@@ -55,7 +55,11 @@ fn same(v: Value, want: Val) -> bool {
 
 /// Every slot of every placement sector of `dir` against the independent solver.
 fn check_against_oracle(dir: &Path, stones: u8, placement: &Placement) {
-    let rules = Rules::with_stones(stones);
+    check_against_rules(dir, Rules::with_stones(stones), placement)
+}
+
+/// As [`check_against_oracle`], under `rules`.
+fn check_against_rules(dir: &Path, rules: &'static Rules, placement: &Placement) {
     let idx = Index::for_rules(rules);
     let sectors = Sector::placement_sectors(rules);
     let mut checked = 0u64;
@@ -361,4 +365,104 @@ fn the_worked_example_of_the_format_page() {
         classes,
         [1, 4, 30, 158, 757, 2830, 8774, 22188, 46879, 82880]
     );
+}
+
+/// Builds the whole game of rule set `name` into a fresh directory.
+fn build_named(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
+    build(Rules::by_name(name).unwrap(), &opts).unwrap();
+    dir
+}
+
+/// Every slot of the moving-phase subspaces 3-3, 3-4 and 4-3 of `dir` against the
+/// oracle solved on the rule set's own board.
+fn check_moving_against_oracle(dir: &Path, rules: &'static Rules, o: &Oracle) {
+    let idx = Index::for_rules(rules);
+    let mut bad = Vec::new();
+    let max = rules.stones as u32;
+    for (k, l) in [(3u32, 3u32), (3, 4), (4, 3)] {
+        if k.max(l) > max {
+            continue;
+        }
+        let codes = open_sector(dir, idx, Sector::moving(k as u8, l as u8))
+            .unwrap()
+            .read_all()
+            .unwrap();
+        for (i, &code) in codes.iter().enumerate() {
+            let (own, opp) = idx.position(k, l, i as u64);
+            let want = o.value(own, opp);
+            let got = Value::from_code(code);
+            if !same(got, want) {
+                bad.push(format!("{k}-{l} slot {i}: table {got}, oracle {want:?}"));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{}: {:?}",
+        rules.name,
+        &bad[..bad.len().min(10)]
+    );
+}
+
+/// `no-flying-N`, `six-N` and `twelve-3`: the builder's files,
+/// moving phase (3-3, 3-4, 4-3) and every placement sector, against the independent
+/// solver on the rule set's own board and flying rule; 4-4 is checked by `verify`.
+#[test]
+fn variants_whole_game_equal_the_independent_solver() {
+    let games: [(&str, &[u8]); 3] = [("no-flying", &[3, 4]), ("six", &[3, 4]), ("twelve", &[3])];
+    for (base, counts) in games {
+        let board = Board::of(base);
+        let o = Oracle::solve_for(Board::of(base));
+        for &stones in counts {
+            let name = format!("{base}-{stones}");
+            let rules = Rules::by_name(&name).unwrap();
+            let dir = build_named(&name);
+            check_moving_against_oracle(&dir, rules, &o);
+            let tb = Tablebase::open(&dir).unwrap();
+            assert!(std::ptr::eq(tb.rules(), rules), "the manifest names {name}");
+            if stones == 4 {
+                let check = verify::check_subspace(&dir, Index::for_rules(rules), 4, 4).unwrap();
+                assert_eq!(check.mismatches, 0, "{name} 4-4");
+            }
+            let leaf = |own: u32, opp: u32| -> Val {
+                if own.count_ones() == 4 && opp.count_ones() == 4 {
+                    match tb.probe_sets(own, opp).unwrap() {
+                        Value::Win(n) => ('W', n),
+                        Value::Loss(n) => ('L', n),
+                        Value::Draw => ('D', 0),
+                    }
+                } else {
+                    o.value(own, opp)
+                }
+            };
+            let placement = Placement::solve(&board, stones as u32, &leaf);
+            check_against_rules(&dir, rules, &placement);
+            let start = Position::start(rules);
+            let value = tb.probe(&start).unwrap();
+            assert!(same(
+                value,
+                placement.value(0, 0, stones as u32, stones as u32)
+            ));
+            eprintln!("{name}: start {value}");
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+/// The rules the builder cannot solve are refused with the reason, before anything
+/// is written.
+#[test]
+fn unsupported_rules_are_refused() {
+    for name in ["lasker", "lasker-4", "morabaraba"] {
+        let dir = temp_dir(&format!("refused-{name}"));
+        let opts = BuildOptions::quiet(dir.join("db"), Selection::All, BuildPhase::All);
+        let err = build(Rules::by_name(name).unwrap(), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot build the rules"), "{name}: {err}");
+        assert!(!dir.join("db").exists(), "{name}: nothing written");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

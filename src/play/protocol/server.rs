@@ -620,7 +620,6 @@ fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
     let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
     let must = |v: String| Some(RuleOption::Must(v));
     let off = || must("false".into());
-    let standard_board = rules.mills.len() == 16;
     match key.as_str() {
         "piecescount" | "piececount" => must(rules.stones.to_string()),
         "mayfly" => must(rules.fly_with.is_some().to_string()),
@@ -629,10 +628,10 @@ fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
             None => Some(RuleOption::Any),
         },
         "piecesatleastcount" => must("3".into()),
-        "hasdiagonallines" => must((!standard_board).to_string()),
+        "hasdiagonallines" => must(rules.diagonal_lines.to_string()),
+        "maymoveinplacingphase" => must(rules.move_in_placement.to_string()),
         "millformationactioninplacingphase" | "stalemateaction" => must("0".into()),
-        "maymoveinplacingphase"
-        | "isdefendermovefirst"
+        "isdefendermovefirst"
         | "mayremovemultiple"
         | "mayremovefrommillsalways"
         | "restrictrepeatedmillsformation"
@@ -645,6 +644,13 @@ fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
         {
             Some(RuleOption::Any)
         }
+        "boardfullaction" => must(
+            match rules.full_board {
+                crate::rules::FullBoard::StuckLoses => "0",
+                crate::rules::FullBoard::Draw => "4",
+            }
+            .into(),
+        ),
         "nmoverule" | "endgamenmoverule" | "threefoldrepetitionrule" => Some(RuleOption::Any),
         k if ["custodiancapture", "interventioncapture", "leapcapture"]
             .iter()

@@ -133,6 +133,46 @@ pub enum BuildError {
     /// Not a placement sector of these rules.
     #[error("{0} is not a placement sector of a game from the empty board under these rules")]
     NoSector(Sector),
+    /// Rules whose game the builder cannot solve yet.
+    #[error("the builder cannot build the rules {rules} yet: {why}")]
+    Unsupported {
+        /// The rules' name.
+        rules: &'static str,
+        /// What the builder lacks.
+        why: &'static str,
+    },
+}
+
+/// Whether the builder solves the game of `rules`: every rule set of `RULES.md`
+/// except those whose placement is not a sequence of placements only (`lasker`)
+/// or whose full board is a draw (`morabaraba` with 12 stones; `morabaraba-N` below
+/// that cannot fill the board and is the game of `twelve-N`).
+pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
+    let unsupported = |why| {
+        Err(BuildError::Unsupported {
+            rules: rules.name,
+            why,
+        })
+    };
+    if rules.move_in_placement {
+        return unsupported(
+            "stones move during placement, so placement positions are no longer ordered by the stones placed (the placement sectors assume each ply places one stone)",
+        );
+    }
+    if rules.fly_counts_hand {
+        return unsupported("a side flies with stones in hand");
+    }
+    if rules.full_board == crate::rules::FullBoard::Draw
+        && 2 * rules.stones as usize >= rules.points()
+    {
+        return unsupported(
+            "a full board is a draw, which the retrograde analysis of the full sector does not know (it scores a stuck side as lost); build twelve, whose full board is a loss, or morabaraba-N with N up to 11",
+        );
+    }
+    if rules.first != crate::Color::White {
+        return unsupported("Black moves first");
+    }
+    Ok(())
 }
 
 /// What was built, per pair.
@@ -292,6 +332,7 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 
 /// Builds the selected subspaces into `opts.db`, skipping finished ones.
 pub fn build(rules: &'static Rules, opts: &BuildOptions) -> Result<Vec<PairReport>, BuildError> {
+    supported(rules)?;
     let idx = Index::for_rules(rules);
     std::fs::create_dir_all(&opts.db).map_err(io("creating", &opts.db))?;
     remove_stale_temporaries(&opts.db)?;

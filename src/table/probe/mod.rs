@@ -167,8 +167,8 @@ impl Tablebase {
     /// manifest is not an error (the files are authoritative); see
     /// [`Tablebase::manifest_problem`].
     ///
-    /// The rules are the manifest's (`standard`, or `standard-N` for a reduced game);
-    /// without a readable manifest (missing, damaged, or of rules this program does
+    /// The rules are the manifest's (a name of [`Rules::names`], or `NAME-N` for a
+    /// reduced game); without a readable manifest (missing, damaged, or of rules this program does
     /// not know), those the database files' headers name
     /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {

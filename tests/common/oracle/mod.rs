@@ -85,8 +85,30 @@ const MILLS: &str = "a1-a4-a7 a7-d7-g7 g7-g4-g1 g1-d1-a1 \
 /// All 24 points.
 pub const FULL: u32 = (1 << 24) - 1;
 
-/// The board: names, adjacency, mills and the 16 symmetries, all in crate numbering.
+/// The 16 points of `six` (RULES.md, "The 16-point board") in the crate's numbering
+/// (middle ring, outer ring, each clockwise from twelve o'clock), its 20 edges and
+/// its 8 mills, typed in from RULES.md.
+pub const SIX_ORDER: &str = "d6 f6 f4 f2 d2 b2 b4 b6 \
+                             d7 g7 g4 g1 d1 a1 a4 a7";
+const SIX_EDGES: &str = "a1-a4 a4-a7 a7-d7 d7-g7 g7-g4 g4-g1 g1-d1 d1-a1 \
+                         b2-b4 b4-b6 b6-d6 d6-f6 f6-f4 f4-f2 f2-d2 d2-b2 \
+                         a4-b4 d7-d6 g4-f4 d1-d2";
+/// The diagonal lines of `twelve` and `morabaraba` (RULES.md, "Diagonal lines").
+const DIAGONAL_EDGES: &str = "a1-b2 b2-c3 a7-b6 b6-c5 g7-f6 f6-e5 g1-f2 f2-e3";
+const DIAGONAL_MILLS: &str = "a1-b2-c3 a7-b6-c5 g7-f6-e5 g1-f2-e3";
+const SIX_MILLS: &str = "a1-a4-a7 a7-d7-g7 g7-g4-g1 g1-d1-a1 \
+                         b2-b4-b6 b6-d6-f6 f6-f4-f2 f2-d2-b2";
+
+/// The board: names, adjacency, mills and the 16 symmetries, all in crate numbering,
+/// and whether a side with three stones flies.
 pub struct Board {
+    /// Number of points.
+    pub n: u32,
+    /// All points.
+    pub full: u32,
+    /// A side with exactly three stones flies (`standard`); else it slides
+    /// (`no-flying`, `six`).
+    pub fly: bool,
     /// Point names by bit number.
     pub names: Vec<&'static str>,
     /// Adjacent points of each point.
@@ -100,10 +122,39 @@ pub struct Board {
 }
 
 impl Board {
-    /// Builds the tables from the name lists above.
+    /// Builds the tables of the standard game from the name lists above.
     pub fn new() -> Board {
-        let names: Vec<&'static str> = CRATE_ORDER.split_whitespace().collect();
-        assert_eq!(names.len(), 24);
+        Board::of("standard")
+    }
+
+    /// The board and flying rule of the rule set `rules` (`standard`, `no-flying`,
+    /// `six`, as RULES.md describes them; a `-N` suffix is ignored).
+    pub fn of(rules: &str) -> Board {
+        let base = rules.rsplit_once('-').map_or(rules, |(b, n)| {
+            if n.chars().all(|c| c.is_ascii_digit()) {
+                b
+            } else {
+                rules
+            }
+        });
+        let with_diagonals =
+            |a: &str, b: &str| -> &'static str { Box::leak(format!("{a} {b}").into_boxed_str()) };
+        let (order, edges, mills, fly) = match base {
+            "standard" => (CRATE_ORDER, EDGES, MILLS, true),
+            "no-flying" => (CRATE_ORDER, EDGES, MILLS, false),
+            "six" => (SIX_ORDER, SIX_EDGES, SIX_MILLS, false),
+            // The full board (where the two differ) needs 12 stones a side, beyond
+            // the oracle's four.
+            "twelve" | "morabaraba" => (
+                CRATE_ORDER,
+                with_diagonals(EDGES, DIAGONAL_EDGES),
+                with_diagonals(MILLS, DIAGONAL_MILLS),
+                true,
+            ),
+            _ => panic!("the oracle has no rules {rules}"),
+        };
+        let names: Vec<&'static str> = order.split_whitespace().collect();
+        let n = names.len() as u32;
         let bit = |name: &str| -> usize {
             names
                 .iter()
@@ -111,17 +162,17 @@ impl Board {
                 .unwrap_or_else(|| panic!("unknown point {name}"))
         };
         let mut adj = [0u32; 24];
-        for e in EDGES.split_whitespace() {
+        for e in edges.split_whitespace() {
             let (a, b) = e.split_once('-').unwrap();
             let (a, b) = (bit(a), bit(b));
             adj[a] |= 1 << b;
             adj[b] |= 1 << a;
         }
-        let mills: Vec<u32> = MILLS
+        let mills: Vec<u32> = mills
             .split_whitespace()
             .map(|m| m.split('-').map(|p| 1u32 << bit(p)).sum())
             .collect();
-        let mills_at = (0..24)
+        let mills_at = (0..n)
             .map(|p| {
                 mills
                     .iter()
@@ -142,7 +193,7 @@ impl Board {
             bit(&name) as u8
         };
         let make = |f: &dyn Fn((i32, i32)) -> (i32, i32)| -> [u8; 24] {
-            let mut perm = [0u8; 24];
+            let mut perm: [u8; 24] = std::array::from_fn(|p| p as u8);
             for (p, name) in names.iter().enumerate() {
                 perm[p] = from_coord(f(coord(name)));
             }
@@ -150,9 +201,13 @@ impl Board {
         };
         let rot = make(&|(x, y)| (y, -x));
         let mirror = make(&|(x, y)| (-x, y));
-        let swap = make(&|(x, y)| match x.abs().max(y.abs()) {
-            1 => (3 * x, 3 * y),
-            3 => (x / 3, y / 3),
+        // The swap exchanges the innermost and outermost squares: 1 and 3 on the
+        // 24-point board, 2 and 3 on the 16-point one.
+        let swap = make(&|(x, y)| match (n, x.abs().max(y.abs())) {
+            (24, 1) => (3 * x, 3 * y),
+            (24, 3) => (x / 3, y / 3),
+            (16, 2) => (3 * x / 2, 3 * y / 2),
+            (16, 3) => (2 * x / 3, 2 * y / 3),
             _ => (x, y),
         });
         let mut identity = [0u8; 24];
@@ -163,8 +218,8 @@ impl Board {
         let mut i = 0;
         while i < syms.len() {
             for g in [rot, mirror, swap] {
-                let mut c = [0u8; 24];
-                for p in 0..24 {
+                let mut c: [u8; 24] = std::array::from_fn(|p| p as u8);
+                for p in 0..n as usize {
                     c[p] = g[syms[i][p] as usize];
                 }
                 if !syms.contains(&c) {
@@ -174,6 +229,9 @@ impl Board {
             i += 1;
         }
         Board {
+            n,
+            full: (1 << n) - 1,
+            fly,
             names,
             adj,
             mills,
@@ -219,9 +277,9 @@ impl Board {
 
     /// A set as a list of names, for messages.
     pub fn show(&self, set: u32) -> String {
-        (0..24)
+        (0..self.n)
             .filter(|p| set >> p & 1 == 1)
-            .map(|p| self.names[p])
+            .map(|p| self.names[p as usize])
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -268,16 +326,16 @@ impl Ranking {
     /// All `k`-subsets of 24 points, `k <= 4`, with their moves on `board`.
     pub fn new(k: u32, board: &Board) -> Ranking {
         assert!((1..=4).contains(&k));
-        let mut sets = Vec::with_capacity(binom(24, k) as usize);
+        let mut sets = Vec::with_capacity(binom(board.n, k) as usize);
         // Gosper's hack: the next larger integer with the same number of bits.
         let mut s: u32 = (1 << k) - 1;
-        while s <= FULL {
+        while s <= board.full {
             sets.push(s);
             let low = s & s.wrapping_neg();
             let ripple = s + low;
             s = (((ripple ^ s) >> 2) / low) | ripple;
         }
-        assert_eq!(sets.len(), binom(24, k) as usize);
+        assert_eq!(sets.len(), binom(board.n, k) as usize);
         let mut c = [[0u32; 5]; 24];
         for (n, row) in c.iter_mut().enumerate() {
             for (i, v) in row.iter_mut().enumerate() {
@@ -297,9 +355,10 @@ impl Ranking {
             while stones != 0 {
                 let from = stones.trailing_zeros() as usize;
                 stones &= stones - 1;
-                // Exactly three stones fly, more slide (RULES.md "Play" 3).
-                let mut targets = if k == 3 {
-                    FULL & !own
+                // Exactly three stones fly where the rules fly, more slide
+                // (RULES.md "Play" 4).
+                let mut targets = if k == 3 && board.fly {
+                    board.full & !own
                 } else {
                     board.adj[from] & !own
                 };
@@ -614,9 +673,13 @@ impl Ctx<'_> {
 }
 
 impl Oracle {
-    /// Solves 3-3, then the pair 3-4/4-3.
+    /// Solves 3-3, then the pair 3-4/4-3, of the standard game.
     pub fn solve() -> Oracle {
-        let board = Board::new();
+        Oracle::solve_for(Board::new())
+    }
+
+    /// Solves 3-3, then the pair 3-4/4-3, on `board` with its flying rule.
+    pub fn solve_for(board: Board) -> Oracle {
         let rank3 = Ranking::new(3, &board);
         let rank4 = Ranking::new(4, &board);
         let mut tables: Vec<Table> = Vec::new();
@@ -663,7 +726,7 @@ impl Oracle {
     /// raw bitsets in the crate's numbering: `('W', n)`, `('L', n)` or `('D', 0)`.
     pub fn value(&self, own: u32, opp: u32) -> (char, u16) {
         assert_eq!(own & opp, 0, "overlapping sets");
-        assert_eq!((own | opp) & !FULL, 0, "points beyond 24");
+        assert_eq!((own | opp) & !self.board.full, 0, "points beyond the board");
         let t = self.table(own.count_ones(), opp.count_ones());
         decode(t.cells[self.ctx().index(own, opp)].load(Relaxed))
     }

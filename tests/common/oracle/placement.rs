@@ -3,7 +3,7 @@
 //! sectors against.
 //!
 //! It shares no code with the crate: raw positions (no symmetry reduction), its own
-//! ranking (colex rank of each stone set, `rank(own) * C(24, l) + rank(opp)`), its
+//! ranking (colex rank of each stone set, `rank(own) * C(n, l) + rank(opp)` on `n` points), its
 //! own placement and removal rules from the oracle's [`Board`], and its own
 //! enumeration of what to solve (every count of stones on the board that placing
 //! can give, a superset of the crate's sectors). Values come by backward induction
@@ -11,7 +11,7 @@
 //! values a `leaf` function gives (the moving-phase oracle, or for subspaces it does
 //! not cover a database the caller has checked otherwise).
 
-use super::{Board, FULL, binom};
+use super::{Board, binom};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -51,9 +51,9 @@ fn rank(set: u32) -> u32 {
     r
 }
 
-/// Every `k`-subset of the 24 points in colex (increasing) order.
-fn sets(k: u32) -> Vec<u32> {
-    (0..=FULL).filter(|s: &u32| s.count_ones() == k).collect()
+/// Every `k`-subset of the points of `full` in colex (increasing) order.
+fn sets(full: u32, k: u32) -> Vec<u32> {
+    (0..=full).filter(|s: &u32| s.count_ones() == k).collect()
 }
 
 /// Every placement position of one count of stones: `k`, `l` on the board and `hk`,
@@ -63,6 +63,8 @@ type Key = (u32, u32, u32, u32);
 /// The solved placement phase of a reduced game.
 pub struct Placement {
     tables: HashMap<Key, Vec<u16>>,
+    /// Points of the board.
+    n: u32,
 }
 
 impl Placement {
@@ -70,7 +72,7 @@ impl Placement {
     /// value of a moving-phase position with both sides at three stones or more.
     pub fn solve(board: &Board, stones: u32, leaf: &(dyn Fn(u32, u32) -> Val + Sync)) -> Placement {
         assert!(stones <= 4, "raw tables of up to four stones a side");
-        let by_size: Vec<Vec<u32>> = (0..=stones).map(sets).collect();
+        let by_size: Vec<Vec<u32>> = (0..=stones).map(|k| sets(board.full, k)).collect();
         let mut tables: HashMap<Key, Vec<u16>> = HashMap::new();
         for ply in (0..2 * stones).rev() {
             // White places on even plies: after `ply` plies White has placed
@@ -94,7 +96,7 @@ impl Placement {
             }
             tables.extend(solved);
         }
-        Placement { tables }
+        Placement { tables, n: board.n }
     }
 
     fn solve_count(
@@ -104,7 +106,7 @@ impl Placement {
         (k, l, hk, hl): Key,
         leaf: &(dyn Fn(u32, u32) -> Val + Sync),
     ) -> Vec<u16> {
-        let width = binom(24, l) as usize;
+        let width = binom(board.n, l) as usize;
         let quiet = tables.get(&(l, k + 1, hl, hk - 1));
         let capture = if l > 0 {
             tables.get(&(l - 1, k + 1, hl, hk - 1))
@@ -121,7 +123,7 @@ impl Placement {
                 return leaf(own, opp);
             }
             let t = if a == l { quiet } else { capture }.expect("the next ply is solved");
-            decode(t[rank(own) as usize * binom(24, b) as usize + rank(opp) as usize])
+            decode(t[rank(own) as usize * binom(board.n, b) as usize + rank(opp) as usize])
         };
         let mut out = vec![NONE; by_size[k as usize].len() * width];
         out.par_chunks_mut(width).enumerate().for_each(|(r, row)| {
@@ -133,7 +135,7 @@ impl Placement {
                 let free = opp & !board.in_mills(opp);
                 let removable = if free == 0 { opp } else { free };
                 let mut best: Option<Val> = None;
-                let mut empty = FULL & !(own | opp);
+                let mut empty = board.full & !(own | opp);
                 while empty != 0 {
                     let p = empty.trailing_zeros() as usize;
                     empty &= empty - 1;
@@ -171,7 +173,7 @@ impl Placement {
     pub fn value(&self, own: u32, opp: u32, hk: u32, hl: u32) -> Val {
         let (k, l) = (own.count_ones(), opp.count_ones());
         let t = &self.tables[&(k, l, hk, hl)];
-        let c = t[rank(own) as usize * binom(24, l) as usize + rank(opp) as usize];
+        let c = t[rank(own) as usize * binom(self.n, l) as usize + rank(opp) as usize];
         assert_ne!(c, NONE, "overlapping sets");
         decode(c)
     }
