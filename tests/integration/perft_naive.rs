@@ -806,7 +806,7 @@ const RULE_SETS: [&str; 14] = [
 fn random_walks(name: &str, games: usize, seed: u64) -> usize {
     let t = tables_of(name);
     let r = crate_rules(t);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut positions = 0;
     for _game in 0..games {
         let mut naive = Naive::start_of(t);
@@ -937,7 +937,7 @@ fn variant_positions_agree() {
 /// random placements that close no mill, in both generators' terms.
 #[test]
 fn full_board_after_placement() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut rng = Rng::new(0x1234_5678_9abc_def1);
     let filled = loop {
         let mut naive = Naive::start_of(tables_of("twelve"));
         let mut stuck = false;
