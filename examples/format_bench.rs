@@ -28,6 +28,7 @@
 //!
 //! Figures are medians of a few runs where timing matters.
 
+use millbase::mix::SplitMix as Mix;
 use millbase::rules::value::Counts;
 use millbase::table::dir::manifest::file_name;
 use millbase::table::format::{
@@ -39,20 +40,6 @@ use millbase::table::sector::Sector;
 use millbase::{Color, Position, Rules, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-struct Mix(u64);
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-}
 
 fn meta_for(k: u32, l: u32, codes: &[u16]) -> SubspaceMeta {
     SubspaceMeta {
@@ -407,7 +394,7 @@ fn probe(args: &[String]) {
             );
             continue;
         }
-        let f = tb.file(k, l).unwrap();
+        let f = tb.sector_file(Sector::moving(k as u8, l as u8)).unwrap();
         if f.wdl_only() {
             // A packed directory (`millbase pack --wdl-only`): no distances.
             println!(

@@ -10,10 +10,9 @@
 //! second), then probes a position given as a FEN:
 //!
 //! ```
+//! use millbase::rules::{fen, notation::format_ply};
 //! use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
-//! use millbase::rules::notation::format_ply;
-//! use millbase::table::probe::Tablebase;
-//! use millbase::{Rules, Value, rules::fen};
+//! use millbase::{Position, Rules, Tablebase, Value};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = std::env::temp_dir().join(format!("millbase-doc-{}", std::process::id()));
@@ -29,7 +28,7 @@
 //! // Open the directory (its manifest says the rules) and probe a position.
 //! let tb = Tablebase::open(&dir)?;
 //! assert_eq!(tb.rules().name, "standard-4");
-//! let (pos, _) = fen::parse(
+//! let (pos, _): (Position, _) = fen::parse(
 //!     tb.rules(),
 //!     "O*O*****/@*@*****/O*****@* w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 1",
 //! )?;
@@ -54,8 +53,19 @@
 //! ([`table::probe::DEFAULT_CACHE_LIMIT`] unless set). More directories can be added
 //! ([`Tablebase::add_directory`]).
 //!
-//! Depending on millbase only to probe or build: `default-features = false` leaves
-//! out the `cli` feature (the `millbase` program: `clap`, `anyhow`, `indicatif`).
+//! # Features
+//!
+//! With `default-features = false` the crate is the probe library alone: [`rules`]
+//! and reading a database directory ([`table::index`], [`table::sector`],
+//! [`table::dir`], [`table::format`], [`table::probe`]). Features add the rest:
+//! - `build`: building, packing and verifying databases (`table::build`,
+//!   `table::verify`; the example above needs it);
+//! - `engine`: the opening search and the heuristic engine (`search`);
+//! - `play`: the engine protocol, which spawns engine processes, and the arena
+//!   (`play`; with `engine`);
+//! - `cli`: the `millbase` program (`clap`, `anyhow`, `indicatif`; with all of the
+//!   above) and `serve`: `millbase serve` (`axum`, `tokio`; with `engine`), both on
+//!   by default.
 //!
 //! # Modules
 //!
@@ -75,8 +85,10 @@
 
 pub mod memory;
 pub mod mix;
+#[cfg(feature = "play")]
 pub mod play;
 pub mod rules;
+#[cfg(feature = "engine")]
 pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;

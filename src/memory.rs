@@ -35,6 +35,7 @@ pub fn advise_huge<T>(v: &[T]) {
     }
 }
 
+#[cfg_attr(not(any(feature = "build", feature = "engine")), allow(dead_code))]
 fn read_kib(path: &str, key: &str) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;
     let line = text.lines().find(|l| l.starts_with(key))?;
@@ -43,11 +44,13 @@ fn read_kib(path: &str, key: &str) -> Option<u64> {
 }
 
 /// Memory available to new allocations, bytes (Linux), if known.
+#[cfg_attr(not(any(feature = "build", feature = "engine")), allow(dead_code))]
 pub fn available() -> Option<u64> {
     read_kib("/proc/meminfo", "MemAvailable:")
 }
 
 /// The process's resident-memory high-water mark, bytes (Linux; 0 if unknown).
+#[cfg_attr(not(feature = "build"), allow(dead_code))]
 pub fn peak_rss() -> u64 {
     read_kib("/proc/self/status", "VmHWM:").unwrap_or(0)
 }

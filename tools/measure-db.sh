@@ -11,7 +11,7 @@
 #      sector, blocks cold on the first pass and warm on the second
 #      (`format_bench placement`, one thread, PROBES per sector);
 #   5. with TABLES=1, the placement tables against the opening search on random
-#      positions of every ply (tests/standard_tables.rs; about 20 minutes).
+#      positions of every ply (tests/integration/standard_tables.rs; about 20 minutes).
 #
 #   tools/measure-db.sh [DB] [PROBES]        (defaults: db, 200000)
 #
@@ -46,5 +46,5 @@ time RAYON_NUM_THREADS=1 cargo run --release --quiet --example format_bench -- p
 
 if [ "${TABLES:-0}" = 1 ]; then
     echo "== 5. the placement tables against the opening search"
-    time MILLBASE_DB="$db" cargo test --release --test standard_tables -- --ignored --nocapture
+    time MILLBASE_DB="$db" cargo test --release --test integration standard_tables:: -- --ignored --nocapture
 fi

@@ -3,6 +3,7 @@
 //! ([`format`](mod@format)), building ([`build`]), probing ([`probe`]), packing for
 //! shipping ([`pack`]) and recomputing stored values ([`verify`]).
 
+#[cfg(feature = "build")]
 pub mod build;
 pub mod dir;
 pub mod format;
@@ -10,4 +11,5 @@ pub mod index;
 pub mod pack;
 pub mod probe;
 pub mod sector;
+#[cfg(feature = "build")]
 pub mod verify;

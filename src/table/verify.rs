@@ -15,7 +15,7 @@
 //!
 //! A file with value don't-cares (format version 2, `millbase repack`) is checked
 //! as a probe reads it: each slot's value is the better of its stored value and its
-//! capturing plies' values ([`Tablebase::true_value`], which reads the smaller
+//! capturing plies' values (`Tablebase::true_value`, which reads the smaller
 //! sectors the captures lead into), and those values are checked as above: the
 //! values a probe reads then agree with their successors' everywhere, which proves
 //! them by the same induction.

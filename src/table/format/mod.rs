@@ -42,8 +42,13 @@ mod coder;
 mod depth_model;
 mod error;
 mod header;
+// The WDL model coder's internals are public only for the research example
+// `examples/wdl_model_ideas.rs` (feature `internals`, not a stable API).
+#[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod model;
+#[cfg(not(feature = "internals"))]
+mod model;
 mod pack;
 mod read;
 #[cfg(test)]

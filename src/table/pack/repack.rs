@@ -11,7 +11,7 @@
 //! In place or into another directory (`--out`). Per file: the true values are read
 //! from the original, filled, written to `NAME.repack` beside the destination
 //! (synced), and that file is opened and checked on every slot against the
-//! original's values (through [`Tablebase::value_in`], the probe's own rule) before
+//! original's values (through `Tablebase::value_in`, the probe's own rule) before
 //! it is renamed to `NAME`, replacing the original in place. So the original is
 //! never lost before its replacement is proved equal; a crash leaves either file
 //! whole. A file that is already repacked is kept, so an interrupted repack resumes.

@@ -319,7 +319,8 @@ impl Tablebase {
     }
 
     /// Records `e` as the first damage met (see [`Tablebase::damage`]).
-    pub fn note_damage(&self, e: &ProbeError) {
+    #[cfg_attr(not(feature = "engine"), allow(dead_code))]
+    pub(crate) fn note_damage(&self, e: &ProbeError) {
         let _ = self.damage.set(e.to_string());
     }
 
@@ -410,11 +411,13 @@ impl Tablebase {
     }
 
     /// The file of subspace `k-l`, mapped and its header checked on first use.
-    pub fn file(&self, k: u32, l: u32) -> Result<&SubspaceFile, ProbeError> {
+    pub(crate) fn file(&self, k: u32, l: u32) -> Result<&SubspaceFile, ProbeError> {
         self.sector_file(Sector::moving(k as u8, l as u8))
     }
 
-    /// The file of a sector (either phase), mapped and its header checked on first use.
+    /// The file of a sector (either phase), mapped and its header checked on first use:
+    /// its header and its values as stored (a file with don't-cares stores some values
+    /// that [`Tablebase::probe`] corrects; probe for the true ones).
     pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {
         let (slot, dir) = match self.slot(s) {
             Some(slot @ Slot { dir: Some(dir), .. }) => (slot, *dir),
@@ -552,7 +555,11 @@ impl Tablebase {
     /// or in a file with value don't-cares ([`SubspaceFile::value_dont_cares`]) the
     /// better of it and the capturing plies' values, read from this tablebase.
     /// `millbase repack` checks a new file with it before the file takes its name.
-    pub fn value_in(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
+    pub(crate) fn value_in(
+        &self,
+        file: &SubspaceFile,
+        pos: &Position,
+    ) -> Result<Value, ProbeError> {
         self.value_at(file, self.index.index(pos.own(), pos.opp()), pos)
     }
 
@@ -577,7 +584,7 @@ impl Tablebase {
     /// stores `stored` in a file with value don't-cares: the better of `stored` and
     /// the values of its capturing plies, which lead into smaller sectors, read from
     /// this tablebase (`millbase verify` applies the rule with it).
-    pub fn true_value(&self, pos: &Position, stored: Value) -> Result<Value, ProbeError> {
+    pub(crate) fn true_value(&self, pos: &Position, stored: Value) -> Result<Value, ProbeError> {
         if stored == Value::Win(1) {
             return Ok(stored);
         }

@@ -3,6 +3,7 @@
 //! belong, error text, impossible input, lazy allocation, mutated FENs, and one
 //! `Tablebase` probed from many threads at once.
 
+use crate::common::Rng;
 use millbase::table::build::file_name;
 use millbase::table::dir::manifest::Manifest;
 use millbase::table::format::xxh64;
@@ -417,20 +418,6 @@ fn a_table_size_the_machine_cannot_hold_is_refused_before_the_probe() {
 // Must hold: mutated FENs, many threads on one Tablebase.
 // ---------------------------------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// A FEN mutated: fields replaced, dropped, duplicated, swapped, characters
 /// changed, numbers pushed out of range.
 fn mutate(rng: &mut Rng, fen: &str) -> String {
@@ -492,7 +479,7 @@ fn mutate(rng: &mut Rng, fen: &str) -> String {
 fn thousands_of_mutated_fens_give_one_line_errors_and_no_panic() {
     let r = Rules::standard();
     // Seeds: FENs of positions along random games, both phases.
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut rng = Rng::new(0x5eed_1234_abcd_0001);
     let mut seeds = Vec::new();
     for _ in 0..20 {
         let mut game = Game::parse(r, "startpos").unwrap();
@@ -540,7 +527,7 @@ fn one_tablebase_answers_many_threads_at_once() {
     let dir = small();
     let idx = Index::standard();
     // The expected values, from a Tablebase of its own, one thread.
-    let mut rng = Rng(0xdead_beef_cafe_f00d);
+    let mut rng = Rng::new(0xdead_beef_cafe_f00d);
     let subspaces = [(3u32, 3u32), (3, 4), (4, 3)];
     let queries: Vec<(u32, u32)> = (0..20_000)
         .map(|_| {
@@ -746,7 +733,7 @@ fn thousands_of_mutated_protocol_lines_give_one_line_errors_and_no_panic() {
         "stop",
         "d",
     ];
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     let mut input = Vec::new();
     let mut isready = 0;
     for _ in 0..3000 {

@@ -2,6 +2,7 @@
 //! stored value recomputed from its successors), published facts, determinism, and
 //! faults: corrupt, truncated and foreign files, missing subspaces, a killed build.
 
+use crate::common::nine;
 use millbase::table::build::{BuildOptions, Selection, build, open_checked};
 use millbase::table::dir::manifest::{Manifest, file_name};
 use millbase::table::format::FormatError;
@@ -10,7 +11,6 @@ use millbase::table::probe::{ProbeError, Tablebase};
 use millbase::{Color, Position, Rules, Value, table::verify};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("millbase-test-{}-{name}", std::process::id()));
@@ -22,16 +22,6 @@ fn temp_dir(name: &str) -> PathBuf {
 fn build_into(dir: &Path, selection: Selection) {
     let opts = BuildOptions::quiet(dir.to_path_buf(), selection, Default::default());
     build(Rules::standard(), &opts).unwrap();
-}
-
-/// Every pair with at most 9 stones, built once for all tests of this file.
-fn nine() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = temp_dir("nine");
-        build_into(&dir, Selection::MaxStones(9));
-        dir
-    })
 }
 
 /// A copy of the small set (3-3, 3-4, 4-3) to damage.
@@ -269,6 +259,7 @@ fn a_pair_that_cannot_fit_is_refused_before_starting() {
 
 #[test]
 fn probing_the_files_gives_the_builders_in_memory_values() {
+    use crate::common::nine;
     use millbase::table::build::{plan, solve_pair};
     use std::collections::HashMap;
     let idx = Index::standard();

@@ -7,25 +7,13 @@
 //! MILLBASE_DB=db cargo test --release --test standard_tables -- --ignored --nocapture
 //! ```
 
+use crate::common::Rng as Mix;
 use millbase::search::opening::{Opening, OpeningOptions};
 use millbase::table::probe::Tablebase;
 use millbase::table::sector::Sector;
 use millbase::{Position, Rules};
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// A deterministic stream of pseudo-random numbers.
-struct Mix(u64);
-
-impl Mix {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
 
 #[test]
 #[ignore = "needs the full standard database in MILLBASE_DB"]
@@ -55,7 +43,7 @@ fn standard_placement_tables_equal_the_opening_search() {
             60
         }
     };
-    let mut mix = Mix(2026);
+    let mut mix = Mix::new(2026);
     let (mut per_ply, mut captures) = ([0u32; 18], 0);
     for ply in (0..18).rev() {
         while per_ply[ply] < wanted(ply) {

@@ -5,21 +5,10 @@
 //! and indexing. Here we check the oracle on its own (board tables, published facts)
 //! and then every raw position of the three subspaces against the builder's files.
 
-mod oracle;
+// The oracle module, and `oracle()`: the oracle solved once per run.
+use crate::common::oracle;
 
-use oracle::{Board, FULL, Oracle, Ranking};
-use std::sync::OnceLock;
-
-/// Solved once per test binary, shared by the tests (they run on threads).
-fn oracle() -> &'static Oracle {
-    static ORACLE: OnceLock<Oracle> = OnceLock::new();
-    ORACLE.get_or_init(|| {
-        let t = std::time::Instant::now();
-        let o = Oracle::solve();
-        eprintln!("oracle solved in {:.2?}", t.elapsed());
-        o
-    })
-}
+use oracle::{Board, FULL, Ranking};
 
 /// The set of the named points.
 fn set(board: &Board, names: &str) -> u32 {

@@ -3,6 +3,7 @@
 //!
 //! One database of every pair with at most nine stones is built for the whole file.
 
+use crate::common::Rng;
 use millbase::Rules;
 use millbase::play::arena::{self, ArenaConfig, GameRecord, Side};
 use millbase::rules::fen::{self, Counters};
@@ -19,19 +20,9 @@ fn rules() -> &'static Rules {
     Rules::standard()
 }
 
-/// The nine-stone database, built once.
+/// The nine-stone database, built once per run.
 fn db_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("millbase-arena-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        build(
-            rules(),
-            &BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default()),
-        )
-        .expect("the nine-stone set builds");
-        dir
-    })
+    crate::common::nine()
 }
 
 fn tablebase() -> Arc<Tablebase> {
@@ -40,21 +31,12 @@ fn tablebase() -> Arc<Tablebase> {
         .clone()
 }
 
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = millbase::mix::splitmix64(self.0);
-        self.0
-    }
-}
-
 /// Random moving-phase positions, White to move with `k` stones against `l`, that
 /// are not over, with their values.
 fn positions(k: u32, l: u32, seed: u64, count: usize) -> Vec<(Position, Value)> {
     let r = rules();
     let tb = tablebase();
-    let mut rng = SplitMix(seed);
+    let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     while out.len() < count {
         let mut board = [0u32; 2];

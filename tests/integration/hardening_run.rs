@@ -10,6 +10,7 @@ use millbase::play::protocol::server::Uci;
 use millbase::rules::fen::{self, Counters};
 use millbase::search::opening::{Opening, OpeningOptions};
 use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use millbase::{Color, Game, Position, Rules};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -452,9 +453,22 @@ fn a_file_cut_short_under_the_server_is_an_error_answer_and_the_server_goes_on()
     let (k, l) = *tb
         .available()
         .iter()
-        .max_by_key(|&&(k, l)| tb.file(k, l).unwrap().header().wdl.blocks)
+        .max_by_key(|&&(k, l)| {
+            tb.sector_file(Sector::moving(k as u8, l as u8))
+                .unwrap()
+                .header()
+                .wdl
+                .blocks
+        })
         .unwrap();
-    assert!(tb.file(k, l).unwrap().header().wdl.blocks >= 2);
+    assert!(
+        tb.sector_file(Sector::moving(k as u8, l as u8))
+            .unwrap()
+            .header()
+            .wdl
+            .blocks
+            >= 2
+    );
     drop(tb);
     // Random positions of that subspace, White to move.
     let mut r = 0x9E37_79B9_7F4A_7C15u64;

@@ -3,6 +3,7 @@
 //! cells, its own mill test and removal rule, positions copied rather than undone.
 //! Nothing of the crate's rules tables or move generation is used by it.
 
+use crate::common::Rng;
 use millbase::rules::fen;
 use millbase::rules::notation::format_ply;
 use millbase::rules::perft::perft;
@@ -744,22 +745,10 @@ fn special_positions_regression() {
     assert_eq!(pending, ["xb4", "xd6", "xe5"]);
 }
 
-/// A tiny deterministic generator (xorshift), so the walk is reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 fn random_walks_agree_ply_by_ply() {
     let r = Rules::standard();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut positions = 0;
     for _game in 0..300 {
         let mut naive = Naive::start();
@@ -817,7 +806,7 @@ const RULE_SETS: [&str; 14] = [
 fn random_walks(name: &str, games: usize, seed: u64) -> usize {
     let t = tables_of(name);
     let r = crate_rules(t);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut positions = 0;
     for _game in 0..games {
         let mut naive = Naive::start_of(t);
@@ -948,7 +937,7 @@ fn variant_positions_agree() {
 /// random placements that close no mill, in both generators' terms.
 #[test]
 fn full_board_after_placement() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut rng = Rng::new(0x1234_5678_9abc_def1);
     let filled = loop {
         let mut naive = Naive::start_of(tables_of("twelve"));
         let mut stuck = false;

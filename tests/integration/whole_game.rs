@@ -3,7 +3,8 @@
 //! independent solver, against the opening search, and against its children
 //! (`verify`); probes of both phases; the build's plan, resume and refusals.
 
-mod oracle;
+use crate::common::Rng as Mix;
+use crate::common::oracle;
 
 use millbase::search::opening::{Opening, OpeningOptions};
 use millbase::table::build::{BuildOptions, BuildPhase, Selection, build, open_sector};
@@ -41,8 +42,7 @@ fn game(stones: u8) -> &'static Path {
 
 /// The moving-phase oracle (3-3, 3-4, 4-3), solved once.
 fn moving_oracle() -> &'static Oracle {
-    static ORACLE: OnceLock<Oracle> = OnceLock::new();
-    ORACLE.get_or_init(Oracle::solve)
+    crate::common::oracle()
 }
 
 fn same(v: Value, want: Val) -> bool {
@@ -136,19 +136,6 @@ fn four_stones_whole_game_equals_the_independent_solver() {
     check_against_oracle(dir, 4, &placement);
 }
 
-/// A deterministic stream of pseudo-random numbers.
-struct Mix(u64);
-
-impl Mix {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
 /// Random placement positions of every ply of the 5-stone game (many with captures):
 /// the table's value and every ply's value equal the opening search's, which shares
 /// nothing with the placement solver but the moving-phase files at its leaves.
@@ -167,7 +154,7 @@ fn five_stones_tables_equal_the_opening_search() {
         },
     )
     .unwrap();
-    let mut mix = Mix(7);
+    let mut mix = Mix::new(7);
     let (mut per_ply, mut with_captures) = ([0u32; 10], 0);
     for _ in 0..400 {
         let mut pos = Position::start(rules);

@@ -1,0 +1,66 @@
+//! Helpers shared by the integration tests: fresh temporary directories, the
+//! tests' generator, databases and the independent oracle (`oracle`) that several
+//! parts read, each built once per run.
+#![allow(dead_code)]
+
+pub mod oracle;
+
+use millbase::Rules;
+use millbase::mix::SplitMix;
+use millbase::table::build::{BuildOptions, Selection, build};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A fresh, empty directory `millbase-{prefix}-{pid}-{name}` in the temporary
+/// directory (removed first if a run with the same process id left one).
+pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("millbase-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The tests' deterministic generator: the crate's splitmix64 sequence
+/// ([`millbase::mix::SplitMix`]) from a seed.
+pub struct Rng(SplitMix);
+
+impl Rng {
+    /// The sequence from `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(SplitMix(seed))
+    }
+
+    /// The next number.
+    pub fn next(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0.below(n as u64) as usize
+    }
+}
+
+/// Every pair of the standard game with at most nine stones on the board (the
+/// moving phase), built once per run and shared: the tests only read it (those
+/// that damage files copy them first).
+pub fn nine() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("common", "nine");
+        let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default());
+        build(Rules::standard(), &opts).expect("the nine-stone set builds");
+        dir
+    })
+}
+
+/// The independent moving-phase oracle (3-3, 3-4, 4-3), solved once per run.
+pub fn oracle() -> &'static oracle::Oracle {
+    static ORACLE: OnceLock<oracle::Oracle> = OnceLock::new();
+    ORACLE.get_or_init(|| {
+        let t = std::time::Instant::now();
+        let o = oracle::Oracle::solve();
+        eprintln!("oracle solved in {:.2?}", t.elapsed());
+        o
+    })
+}
