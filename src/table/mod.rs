@@ -8,6 +8,7 @@ pub mod build;
 pub mod dir;
 pub mod format;
 pub mod index;
+#[cfg(feature = "build")]
 pub mod pack;
 pub mod probe;
 pub mod sector;
