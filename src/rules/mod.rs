@@ -7,6 +7,7 @@
 //! standard board, so that variants are new data, not new code. The rule sets of
 //! `RULES.md` are [`Rules::by_name`]; the standard game is [`Rules::standard`].
 
+pub mod color;
 pub mod fen;
 pub mod game;
 pub mod notation;
@@ -14,7 +15,7 @@ pub mod perft;
 pub mod position;
 pub mod value;
 
-use position::Color;
+use color::Color;
 use std::sync::{Mutex, OnceLock};
 
 /// A set of points, one bit per point (bit `i` is point `i`).

@@ -4,54 +4,7 @@
 use crate::rules::{Bits, FullBoard, Rules};
 use std::fmt;
 
-/// A side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Color {
-    /// Moves first.
-    White = 0,
-    /// Moves second.
-    Black = 1,
-}
-
-impl Color {
-    /// The other side.
-    pub fn other(self) -> Color {
-        match self {
-            Color::White => Color::Black,
-            Color::Black => Color::White,
-        }
-    }
-
-    /// 0 for White, 1 for Black.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// This side's element of `pair` (indexed by [`Color::index`]), chosen without
-    /// indexing memory: a position kept in registers stays there.
-    #[inline]
-    pub fn pick<T: Copy>(self, pair: [T; 2]) -> T {
-        match self {
-            Color::White => pair[0],
-            Color::Black => pair[1],
-        }
-    }
-
-    /// This side's `mine` and the other's `theirs`, in the order of
-    /// [`Color::index`].
-    #[inline]
-    pub fn order<T>(self, mine: T, theirs: T) -> [T; 2] {
-        match self {
-            Color::White => [mine, theirs],
-            Color::Black => [theirs, mine],
-        }
-    }
-
-    /// `white` or `black`.
-    pub fn name(self) -> &'static str {
-        ["white", "black"][self.index()]
-    }
-}
+pub use super::color::Color;
 
 /// Marks an absent point in a [`Ply`].
 pub const NONE: u8 = u8::MAX;
@@ -236,6 +189,21 @@ impl Position {
         side.pick(self.board).count_ones() + side.pick(self.hand) as u32
     }
 
+    /// Whether `side` is down to fewer than three stones, on the board and in hand:
+    /// it has lost. The one home of that rule of docs/RULES.md (the same in every
+    /// rule set); a ply that leaves the opponent so is a `Win(1)`.
+    #[inline]
+    pub fn below_three(&self, side: Color) -> bool {
+        self.material(side) < 3
+    }
+
+    /// Whether the side to move has lost on material ([`Position::below_three`]):
+    /// the ply that led here ended the game.
+    #[inline]
+    pub fn lost_on_material(&self) -> bool {
+        self.below_three(self.to_move)
+    }
+
     /// Checks that the position can occur under `rules`.
     pub fn validate(&self, rules: &Rules) -> Result<(), PositionError> {
         if (self.board[0] | self.board[1]) & !rules.all() != 0 {
@@ -299,8 +267,7 @@ impl Position {
     /// Whether the side to move has lost: fewer than three stones on board and in
     /// hand, or no legal ply (except on a full board that the rules call a draw).
     pub fn is_lost(&self, rules: &Rules) -> bool {
-        self.material(self.to_move) < 3
-            || (!self.is_drawn(rules) && self.legal_plies(rules).is_empty())
+        self.lost_on_material() || (!self.is_drawn(rules) && self.legal_plies(rules).is_empty())
     }
 
     /// Whether the game is drawn by rule: a full board (no empty point, no removal
@@ -315,7 +282,7 @@ impl Position {
     /// Whether the game is over: the side to move lost, the opponent is down to two
     /// stones, or the game is drawn by rule.
     pub fn is_over(&self, rules: &Rules) -> bool {
-        self.material(self.to_move.other()) < 3 || self.is_lost(rules) || self.is_drawn(rules)
+        self.below_three(self.to_move.other()) || self.is_lost(rules) || self.is_drawn(rules)
     }
 
     /// Every legal ply, each removal choice a separate ply. Empty if the game is over.
@@ -328,7 +295,7 @@ impl Position {
     /// Appends every legal ply to `out`.
     pub fn generate(&self, rules: &Rules, out: &mut Vec<Ply>) {
         let me = self.to_move.index();
-        if self.material(self.to_move) < 3 || self.material(self.to_move.other()) < 3 {
+        if self.lost_on_material() || self.below_three(self.to_move.other()) {
             return;
         }
         let (own, opp) = (self.own(), self.opp());
