@@ -183,10 +183,10 @@ impl Game {
     pub fn end(&self, rules: &Rules, repetitions: usize) -> Option<End> {
         let pos = self.position();
         let (me, them) = (pos.to_move, pos.to_move.other());
-        if pos.material(them) < 3 {
+        if pos.below_three(them) {
             return Some(End::Stones { winner: me });
         }
-        if pos.material(me) < 3 {
+        if pos.below_three(me) {
             return Some(End::Stones { winner: them });
         }
         if pos.legal_plies(rules).is_empty() {

@@ -148,7 +148,7 @@ pub fn ply_value<E>(
     child: &Position,
     value: impl FnOnce(&Position) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    let ended = child.material(child.to_move) < 3;
+    let ended = child.lost_on_material();
     Ok(Value::of_ply(if ended {
         None
     } else {

@@ -186,7 +186,7 @@ impl Api {
         while let Some(ply) = next {
             out.push(format_ply(rules, ply));
             pos = pos.after(rules, ply);
-            if out.len() >= MAX_LINE || pos.material(pos.to_move) < 3 {
+            if out.len() >= MAX_LINE || pos.lost_on_material() {
                 break;
             }
             let moves = if pos.phase() == Phase::Moving || self.tb.covers(&pos) {

@@ -305,7 +305,7 @@ pub fn check_wdl(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCheck
                 let mut expected = Wdl::Loss;
                 for ply in pos.legal_plies(rules) {
                     let child = pos.after(rules, ply);
-                    let v = if child.material(child.to_move) < 3 {
+                    let v = if child.lost_on_material() {
                         Wdl::Win
                     } else {
                         match tb.probe_wdl(&child).map_err(unresolved)? {

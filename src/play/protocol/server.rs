@@ -485,7 +485,7 @@ fn topn_lines(
         let mut child = game.clone();
         child.play(rules, ply);
         let after = child.position();
-        let score = if after.material(after.to_move) < 3 {
+        let score = if after.lost_on_material() {
             crate::search::score::MATE - 1
         } else {
             -engine.search_game(&child, &limits, stop, &mut |_| {}).score

@@ -461,7 +461,7 @@ impl<'a> Search<'a> {
         if self.enter_node() {
             return DRAW;
         }
-        if pos.material(pos.to_move) < 3 {
+        if pos.lost_on_material() {
             return lost_at(ply);
         }
         if let Some(value) = self.endgame.and_then(|e| e.probe(pos)) {
@@ -485,7 +485,7 @@ impl<'a> Search<'a> {
         if self.enter_node() {
             return DRAW;
         }
-        if pos.material(pos.to_move) < 3 {
+        if pos.lost_on_material() {
             return lost_at(ply);
         }
         let key = self.zobrist.key(pos);

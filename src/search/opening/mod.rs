@@ -424,7 +424,7 @@ pub fn check_position(rules: &Rules, pos: &Position) -> Result<(), ProbeError> {
         ));
     }
     pos.validate(rules).map_err(ProbeError::Illegal)?;
-    if pos.material(pos.to_move.other()) < 3 {
+    if pos.below_three(pos.to_move.other()) {
         return Err(ProbeError::GameOver);
     }
     Ok(())

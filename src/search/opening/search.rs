@@ -115,7 +115,7 @@ impl Search<'_> {
         beta: i32,
     ) -> Result<i32, Stop> {
         let child = pos.after(self.rules, ply);
-        if child.material(child.to_move) < 3 {
+        if child.lost_on_material() {
             return Ok(from_value(Value::Win(1), d as usize));
         }
         Ok(-self.negamax(&child, d + 1, -beta, -alpha)?)

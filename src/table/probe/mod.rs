@@ -406,7 +406,7 @@ impl Tablebase {
         }
         pos.legal_plies(self.rules).iter().all(|&p| {
             let child = pos.after(self.rules, p);
-            child.material(child.to_move) < 3 || self.has_sector(Sector::of(&child))
+            child.lost_on_material() || self.has_sector(Sector::of(&child))
         })
     }
 
@@ -530,10 +530,10 @@ impl Tablebase {
             return Err(ProbeError::Illegal(PositionError::OffBoard));
         }
         pos.validate(self.rules)?;
-        if pos.material(pos.to_move) < 3 {
+        if pos.lost_on_material() {
             return Ok(Kind::Lost);
         }
-        if pos.material(pos.to_move.other()) < 3 {
+        if pos.below_three(pos.to_move.other()) {
             return Err(ProbeError::GameOver);
         }
         Ok(if pos.pending_removal {
@@ -800,7 +800,7 @@ impl Tablebase {
     /// Win, draw or loss of playing into `child` for the side that played:
     /// [`Wdl::of_ply`] of the child's result (win if the ply ended the game).
     pub fn ply_wdl(&self, child: &Position) -> Result<Wdl, ProbeError> {
-        let ended = child.material(child.to_move) < 3;
+        let ended = child.lost_on_material();
         Ok(Wdl::of_ply(if ended {
             None
         } else {
@@ -931,7 +931,7 @@ impl Tablebase {
                 continue;
             }
             let child = pos.after(rules, ply);
-            if child.material(child.to_move) < 3 {
+            if child.lost_on_material() {
                 return Ok(None);
             }
             let sector = Sector::of(&child);
@@ -1073,7 +1073,7 @@ impl Tablebase {
         let mut plies = Vec::new();
         for ply in pos.legal_plies(rules) {
             let child = pos.after(rules, ply);
-            let ended = child.material(child.to_move) < 3;
+            let ended = child.lost_on_material();
             let wdl = Wdl::of_ply(if ended {
                 None
             } else {
@@ -1301,7 +1301,7 @@ mod tests {
                 }
                 for &(ply, v) in &moves {
                     let child = pos.after(rules, ply);
-                    if child.material(child.to_move) < 3 {
+                    if child.lost_on_material() {
                         assert_eq!(v, Value::Win(1));
                         saw_capture_win = true;
                     } else {
