@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod oracle;
+pub mod program;
 
 use millbase::Rules;
 use millbase::mix::SplitMix;

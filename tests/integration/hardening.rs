@@ -4,6 +4,7 @@
 //! `Tablebase` probed from many threads at once.
 
 use crate::common::Rng;
+use crate::common::program::{fails, run, text};
 use millbase::table::build::file_name;
 use millbase::table::dir::manifest::Manifest;
 use millbase::table::format::xxh64;
@@ -11,53 +12,11 @@ use millbase::table::index::Index;
 use millbase::table::probe::Tablebase;
 use millbase::{Color, Game, Position, Rules, rules::fen};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-hard-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs the program; a run that does not end within two minutes is killed and
-/// fails the test as hung (a guard against hangs, not a speed assertion).
-fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the millbase binary runs");
-    for _ in 0..1200 {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.kill().unwrap();
-    panic!("millbase {args:?} hung");
-}
-
-fn fails(args: &[&str]) -> String {
-    let out = run(args);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let what = format!("{args:?}\nstdout: {stdout}\nstderr: {stderr}");
-    assert!(!out.status.success(), "succeeded: {what}");
-    assert!(out.status.code().is_some(), "killed by a signal: {what}");
-    assert!(!stderr.contains("panicked"), "panic: {what}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "not one line: {what}");
-    assert!(lines[0].starts_with("error: "), "no 'error:': {what}");
-    lines[0].to_string()
+    crate::common::temp_dir("hard", name)
 }
 
 fn succeeds(args: &[&str]) -> String {

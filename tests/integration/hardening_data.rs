@@ -5,54 +5,14 @@
 //! a manifest that does not describe its files, and an opening search whose saved
 //! values cannot be saved or read.
 
+use crate::common::program::{run, run_with, s, text};
 use millbase::table::probe::Tablebase;
 use millbase::{Position, Rules, rules::fen};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-data-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs the program with `input` on standard input; a run that does not end within
-/// two minutes is killed and fails the test as hung (a guard against hangs, not a
-/// speed assertion).
-fn run_with(args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the millbase binary runs");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    for _ in 0..1200 {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.kill().unwrap();
-    panic!("millbase {args:?} hung");
-}
-
-fn run(args: &[&str]) -> Output {
-    run_with(args, b"")
+    crate::common::temp_dir("data", name)
 }
 
 /// Standard output and standard error of a run that must succeed.
