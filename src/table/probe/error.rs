@@ -67,7 +67,7 @@ pub enum ProbeError {
 impl ProbeError {
     /// Whether the error says the directory has win/draw/loss only where a
     /// distance was asked: a WDL-only file, or a derived sector. Callers that can
-    /// do with the result ask [`Tablebase::probe_wdl`] then.
+    /// do with the result ask [`super::Tablebase::probe_wdl`] then.
     pub fn is_wdl_only(&self) -> bool {
         matches!(
             self,

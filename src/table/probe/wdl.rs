@@ -248,7 +248,7 @@ impl Tablebase {
 
     /// Whether the manifest says the directory holds win/draw/loss only (written by
     /// `millbase pack --wdl-only`). The files decide: a distance asked of a WDL-only
-    /// file is [`FormatError::WdlOnly`] whatever the manifest says.
+    /// file is [`crate::table::format::FormatError::WdlOnly`] whatever the manifest says.
     pub fn wdl_only(&self) -> bool {
         self.manifest.as_ref().is_some_and(|m| m.wdl_only)
     }

@@ -75,8 +75,8 @@ pub(super) struct SectionReader {
     pub(super) name: &'static str,
     /// The section's blocks in the cache.
     pub(super) cached: Arc<Blocks>,
-    /// The coder of a model-coded section ([`Encoding::Model`],
-    /// [`Encoding::DepthModel`]), whose block 0 is the prior and block `b + 1`
+    /// The coder of a model-coded section ([`crate::table::format::Encoding::Model`],
+    /// [`crate::table::format::Encoding::DepthModel`]), whose block 0 is the prior and block `b + 1`
     /// holds the slots of block `b`.
     pub(super) model: Option<ModelCodec>,
 }
@@ -329,7 +329,7 @@ impl SectionReader {
     }
 
     /// Depth block `b` of a file with decisive-only or loss-only depths
-    /// ([`super::FLAG_DECISIVE_DEPTHS`], [`super::FLAG_LOSS_DEPTHS`]), expanded to
+    /// ([`crate::table::format::FLAG_DECISIVE_DEPTHS`], [`crate::table::format::FLAG_LOSS_DEPTHS`]), expanded to
     /// one entry per slot with `trits`, the trits of the block's slots (a slot
     /// without an entry gets 0).
     pub(super) fn decode_decisive(

@@ -36,7 +36,7 @@ impl SubspaceFile {
     }
 
     /// Every stored code of the file as [`SubspaceFile::read_all_stored`], except
-    /// that in a file with loss-only depths ([`super::FLAG_LOSS_DEPTHS`]) a won
+    /// that in a file with loss-only depths ([`crate::table::format::FLAG_LOSS_DEPTHS`]) a won
     /// slot holds [`WIN_BY_LOOKAHEAD`], since its distance is not stored.
     pub fn read_all_partial(&self) -> Result<Vec<u16>, FormatError> {
         let depth = self.depth()?;
