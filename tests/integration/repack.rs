@@ -1,7 +1,9 @@
 //! `millbase repack`: full files with value don't-cares (format version 2) answer
-//! every probe as the original files do, on every slot of the whole reduced game
-//! `standard-4` and of the smaller sectors of `standard-5` (both phases; the repack
-//! itself checks every slot of every file it writes); `verify` passes on them; the
+//! every probe as the original files do, on every third slot of the whole reduced
+//! game `standard-4` and every fifth of the smaller sectors of `standard-5` (both
+//! phases; the repack itself checks every slot of every file it writes through the
+//! probe's rule, so the tests' probes add the other questions: results, set
+//! probes, ranked and best plies); `verify` passes on them; the
 //! arena's perfect player plays the same games; a repack in place resumes, and a
 //! file that would not give the original's values is never installed.
 
@@ -135,9 +137,23 @@ fn verify_clean(dir: &Path, n: u32, only: Option<Sector>) {
     }
 }
 
+/// Slots between two probed ones in the 4-stone game: the repack checked every
+/// slot of each file it wrote already.
+const STEP_4: u64 = 3;
+
+/// Slots between two probed ones in the 5-stone game's sectors.
+const STEP_5: u64 = 5;
+
 /// The whole 4-stone game rewritten as format version 1 files (every slot a depth
-/// entry, no flags), into a new directory `name`; checks that the build wrote
-/// decisive-only depths (flag 4).
+/// entry, no flags), made once and only read (the repacks write elsewhere); checks
+/// that the build wrote decisive-only depths (flag 4).
+fn game4_v1() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| version_1_copy("g4-v1"))
+}
+
+/// The whole 4-stone game written as format version 1 files into a new directory
+/// `name`.
 fn version_1_copy(name: &str) -> PathBuf {
     let v1 = temp(name);
     std::fs::create_dir_all(&v1).unwrap();
@@ -162,15 +178,14 @@ fn version_1_copy(name: &str) -> PathBuf {
     v1
 }
 
-/// The default fill on the whole 4-stone game: every probe on every slot, ranked
-/// plies on every fifth, `verify` on everything. The other fills: the repack's own
+/// The default fill on the whole 4-stone game: every probe on every third slot,
+/// ranked plies on every fifteenth, `verify` on everything. The other fills: the repack's own
 /// check of every slot, smaller files, and probes on a spread of slots.
 #[test]
 fn every_fill_of_the_4_stone_game_probes_as_the_original() {
     // Every fill makes the files smaller than version 1's (what a repack converts);
     // against the build's own files (decisive-only depths) only some fills gain.
-    let v1 = version_1_copy("g4-v1-fills");
-    let plain = bytes(&v1);
+    let plain = bytes(game4_v1());
     let sectors = all_sectors(game4());
     // `loss0`, `lean` and `model` are made for loss-only depths, and change lost
     // and duplicate slots only: few here. `loss_only_depths_answer_every_probe_as_the_original`
@@ -179,7 +194,7 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
     for fill in Fill::ALL.into_iter().filter(|f| !for_losses.contains(f)) {
         let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
         let full = fill == Fill::default();
-        let (step, moves_step) = if full { (1, 5) } else { (17, 101) };
+        let (step, moves_step) = if full { (STEP_4, 15) } else { (17, 101) };
         assert!(sectors.iter().all(|&s| tb_file_has_dont_cares(&out, s)));
         let changed = probes_equal(game4(), &out, &sectors, step, moves_step);
         // The fill changed stored values (else this would prove nothing).
@@ -195,12 +210,12 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
         }
         std::fs::remove_dir_all(&out).unwrap();
     }
-    std::fs::remove_dir_all(&v1).unwrap();
 }
 
 /// The 5-stone game, both phases: its sectors of fewer than 3 M slots repacked in
 /// place in a copy (the repack checked each on every slot through the probe's
-/// rule), then every probe of those sectors, `verify` of each, and perfect play.
+/// rule), then every probe on every fifth slot of those sectors, `verify` of each,
+/// and perfect play.
 #[test]
 fn the_5_stone_game_probes_and_plays_as_the_original() {
     let dir = temp("g5-copy");
@@ -218,8 +233,8 @@ fn the_5_stone_game_probes_and_plays_as_the_original() {
     let reports = repack(&dir, idx, &opts, |_| {}).unwrap();
     assert_eq!(reports.len(), small.len());
     assert!(small.iter().all(|&s| tb_file_has_dont_cares(&dir, s)));
-    let changed = probes_equal(game5(), &dir, &small, 1, 7);
-    assert!(changed > 10_000, "{changed}");
+    let changed = probes_equal(game5(), &dir, &small, STEP_5, 7);
+    assert!(changed > 10_000 / STEP_5, "{changed}");
     for &s in &small {
         verify_clean(&dir, 5, Some(s));
     }
@@ -428,7 +443,7 @@ fn the_command_repacks_and_refuses_bad_arguments() {
 /// `verify` clean; the depth sections do not grow, and a second run keeps them all.
 #[test]
 fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
-    let v1 = version_1_copy("g4-v1");
+    let v1 = game4_v1();
     let sectors = all_sectors(game4());
     let out = temp("g4-none");
     let opts = RepackOptions {
@@ -437,7 +452,7 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
         ..RepackOptions::default()
     };
     let idx = Index::for_rules(rules(4));
-    let reports = repack(&v1, idx, &opts, |_| {}).unwrap();
+    let reports = repack(v1, idx, &opts, |_| {}).unwrap();
     assert_eq!(reports.len(), sectors.len());
     assert!(reports.iter().all(|r| !r.kept && r.filled.is_none()));
     assert!(reports.iter().all(|r| r.after.0 == r.before.0));
@@ -445,10 +460,7 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
         .iter()
         .fold((0, 0), |(b, a), r| (b + r.before.1, a + r.after.1));
     assert!(after < before, "depth {before} -> {after}");
-    let (a, b) = (
-        Tablebase::open(&v1).unwrap(),
-        Tablebase::open(&out).unwrap(),
-    );
+    let (a, b) = (Tablebase::open(v1).unwrap(), Tablebase::open(&out).unwrap());
     let mut draws = 0;
     for &s in &sectors {
         let (fa, fb) = (a.sector_file(s).unwrap(), b.sector_file(s).unwrap());
@@ -462,15 +474,14 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
     }
     assert!(draws > 1000, "{draws}");
     verify_clean(&out, 4, None);
-    let again = repack(&v1, idx, &opts, |_| {}).unwrap();
+    let again = repack(v1, idx, &opts, |_| {}).unwrap();
     assert!(again.iter().all(|r| r.kept));
-    std::fs::remove_dir_all(&v1).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }
 
 /// `repack --depths losses`, without a fill and with `loss0` (made for it), on the whole
 /// 4-stone game: a win's distance is found one ply ahead, and every probe (values,
-/// results; ranked and best plies on a spread) on every slot equals the original's
+/// results; ranked and best plies on a spread) on every third slot equals the original's
 /// (a spread of slots with the fill, which the repack checked on every slot); the
 /// files are smaller; `verify` is clean; a file of wins without distances is
 /// refused as the source of a build's read or of another repack.
@@ -495,8 +506,13 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
                 .all(|r| !r.kept && r.filled.is_some() == fill.is_some())
         );
         assert!(bytes(&out) < built, "{name}: {} {built}", bytes(&out));
-        // Every slot without a fill; with one, a spread (its fill is checked above).
-        let (step, moves_step) = if fill.is_none() { (1, 13) } else { (7, 61) };
+        // Every third slot without a fill; with one, a wider spread (the repack
+        // checked every slot of both).
+        let (step, moves_step) = if fill.is_none() {
+            (STEP_4, 13)
+        } else {
+            (7, 61)
+        };
         let changed = probes_equal(game4(), &out, &sectors, step, moves_step);
         assert!(changed > 10_000 / step, "{name}: {changed}");
         let tb = Tablebase::open(&out).unwrap();
@@ -537,7 +553,7 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
 
 /// Model-coded WDL sections (format version 5): the whole 4-stone game, with
 /// loss-only depths and no fill, and with the default fill (every probe on every
-/// slot as the original, `verify` clean, a resumed repack keeps the files, a
+/// third slot as the original, `verify` clean, a resumed repack keeps the files, a
 /// WDL-only pack keeps the coding); then the 5-stone sectors where the model pays,
 /// in place in a copy, every probe and `verify`. Where the model would not be
 /// smaller the writer keeps zstd's blocks behind an empty prior, so no WDL
@@ -575,8 +591,8 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
         assert!(reports.iter().all(|r| !r.kept));
         let (bytes, _) = wdl_bytes(&out, &sectors);
         assert!(bytes <= zstd_bytes + 24 * sectors.len() as u64, "{name}");
-        probes_equal(game4(), &out, &sectors, 1, 13);
-        // Every slot's probe equals the original's (which `verify` passes), so
+        probes_equal(game4(), &out, &sectors, STEP_4, 13);
+        // Every probed slot equals the original's (which `verify` passes), so
         // `verify` of the files themselves is run once, on the fill that ships.
         if fill.is_some() {
             verify_clean(&out, 4, None);
@@ -622,7 +638,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     let (after, models) = wdl_bytes(&dir, &some);
     assert_eq!(models, some.len());
     assert!(after * 4 < before * 3, "{after} {before}");
-    probes_equal(game5(), &dir, &some, 1, 97);
+    probes_equal(game5(), &dir, &some, STEP_5, 97);
     // `verify` reads model-coded files of both phases (every probe above
     // already equals the original's).
     for s in ["3-5", "2-5-1-0"] {
@@ -635,7 +651,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
 /// Model-coded depth sections (format version 6): the whole 4-stone game (every
 /// value kept, and with value don't-cares) and 5-stone sectors of both phases,
 /// repacked with loss-only depths coded by the depth model, answer every probe as
-/// the original, `verify` is clean, the perfect
+/// the original (on every third or fifth slot), `verify` is clean, the perfect
 /// player's games are the same, a second run keeps every file, and no depth
 /// section is bigger than zstd's by more than a table entry. (The model's own
 /// blocks are checked by the format's tests and, on every slot of the real game,
@@ -695,7 +711,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
             assert_eq!(version == 6, coded, "{s}");
         }
         drop(tb);
-        probes_equal(game4(), &out, &sectors, 1, 13);
+        probes_equal(game4(), &out, &sectors, STEP_4, 13);
         // As above: `verify` once, on the fill that ships.
         if fill == Some(Fill::Model) {
             verify_clean(&out, 4, None);
@@ -775,7 +791,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     // empty prior: never bigger by more than its table entry.
     let (model_bytes, _) = depth_of(&mdir, &some);
     assert!(model_bytes <= zstd_bytes + 24 * some.len() as u64);
-    probes_equal(game5(), &mdir, &some, 1, 97);
+    probes_equal(game5(), &mdir, &some, STEP_5, 97);
     // `verify` on one sector of each phase, as above.
     for s in ["5-5", "4-5-1-0"] {
         verify_clean(&mdir, 5, Some(Sector::parse(s).unwrap()));
