@@ -58,6 +58,8 @@ pub fn pdep(x: Bits, mask: Bits) -> Bits {
 
 /// Whether the CPU has BMI2: known at compile time when the target has it, else
 /// detected on the first call and remembered (one relaxed load per call after).
+/// Setting the environment variable `MILLBASE_NO_BMI2` (to anything) makes a
+/// binary not compiled for BMI2 take the portable path.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub fn has_bmi2() -> bool {
@@ -71,7 +73,10 @@ pub fn has_bmi2() -> bool {
         static STATE: AtomicU8 = AtomicU8::new(0);
         #[cold]
         fn detect() -> bool {
-            let yes = std::is_x86_feature_detected!("bmi2");
+            // `MILLBASE_NO_BMI2` takes the portable path, as on CPUs without the
+            // instructions (and on ARM64), to measure it.
+            let yes = std::is_x86_feature_detected!("bmi2")
+                && std::env::var_os("MILLBASE_NO_BMI2").is_none();
             STATE.store(1 + yes as u8, Relaxed);
             yes
         }
