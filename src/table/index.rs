@@ -131,30 +131,27 @@ pub unsafe fn pdep_bmi2(x: Bits, mask: Bits) -> Bits {
     out
 }
 
-/// [`pext`] without BMI2: one step per bit of `mask`.
+/// [`pext`] without BMI2: one step per bit of `x` inside `mask` (a set of stones is
+/// smaller than the empty points it is ranked among), each placed at the number of
+/// mask bits below it.
 #[inline]
 pub fn pext_portable(x: Bits, mask: Bits) -> Bits {
-    let (mut out, mut bit, mut m) = (0, 0, mask);
-    while m != 0 {
-        let low = m & m.wrapping_neg();
-        if x & low != 0 {
-            out |= 1 << bit;
-        }
-        bit += 1;
-        m &= m - 1;
+    let (mut out, mut rest) = (0, x & mask);
+    while rest != 0 {
+        let low = rest & rest.wrapping_neg();
+        out |= 1 << (mask & (low - 1)).count_ones();
+        rest &= rest - 1;
     }
     out
 }
 
-/// [`pdep`] without BMI2: one step per bit of `mask`.
+/// [`pdep`] without BMI2: one step per bit of `mask`, without a branch on `x`.
 #[inline]
 pub fn pdep_portable(x: Bits, mask: Bits) -> Bits {
     let (mut out, mut bit, mut m) = (0, 0, mask);
     while m != 0 {
         let low = m & m.wrapping_neg();
-        if x >> bit & 1 != 0 {
-            out |= low;
-        }
+        out |= low & ((x >> bit) & 1).wrapping_neg();
         bit += 1;
         m &= m - 1;
     }
