@@ -31,7 +31,8 @@ fn run() -> Result<(), String> {
     let dir = args.first().ok_or(usage)?;
     let number = |i: usize, default: u64| -> Result<u64, String> {
         args.get(i).map_or(Ok(default), |s| {
-            s.parse().map_err(|_| format!("'{s}' is not a number; {usage}"))
+            s.parse()
+                .map_err(|_| format!("'{s}' is not a number; {usage}"))
         })
     };
     let (games, seed) = (number(1, 200)?, number(2, 1)?);
@@ -47,7 +48,7 @@ fn run() -> Result<(), String> {
         while !pos.is_over(rules) {
             if tb.covers(&pos) {
                 cold.push(time_best_ply(&tb, &pos)?);
-                positions.push(pos.clone());
+                positions.push(pos);
             }
             let plies = pos.legal_plies(rules);
             let ply = plies[rng.below(plies.len() as u64) as usize];
