@@ -241,7 +241,9 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
         }
         other => other?,
     };
-    let value = moves.first().map_or(Value::Loss(0), |m| m.1);
+    let value = moves
+        .first()
+        .map_or_else(|| game.position().stuck_value(tb.rules()), |m| m.1);
     if a.json {
         let mut obj = value_json(value);
         obj.insert("source".into(), json!(source(&opening, game.position())));
@@ -355,6 +357,7 @@ fn game_end(rules: &Rules, game: &Game) -> Option<String> {
             format!("{} cannot move: {} wins.", pos.to_move, pos.to_move.other())
         }
         End::Repetition => "The position repeats: a draw.".to_string(),
+        End::FullBoard => format!("The board is full and {} cannot move: a draw.", pos.to_move),
     })
 }
 

@@ -105,7 +105,9 @@ impl Api {
             }
             Err(e) => return self.failure(e, &pos, described),
         };
-        let value = moves.first().map_or(Value::Loss(0), |m| m.1);
+        let value = moves
+            .first()
+            .map_or_else(|| pos.stuck_value(self.tb.rules()), |m| m.1);
         let rules = self.tb.rules();
         let mut body = value_fields(value);
         body.insert(

@@ -247,7 +247,7 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
             }
         }
     }
-    best.unwrap_or(Value::Loss(0))
+    best.unwrap_or_else(|| rules.stuck_value(empty))
 }
 
 /// Checks the WDL-only file of `sector` in `db` (`millbase pack --wdl-only`): every
@@ -302,8 +302,13 @@ pub fn check_wdl(db: &Path, idx: &Index, sector: Sector) -> Result<SubspaceCheck
                     Err(ProbeError::GameOver) => continue,
                     other => other.map_err(unresolved)?,
                 };
-                let mut expected = Wdl::Loss;
-                for ply in pos.legal_plies(rules) {
+                let plies = pos.legal_plies(rules);
+                let mut expected = if plies.is_empty() {
+                    pos.stuck_value(rules).wdl()
+                } else {
+                    Wdl::Loss
+                };
+                for ply in plies {
                     let child = pos.after(rules, ply);
                     let v = if child.lost_on_material() {
                         Wdl::Win

@@ -21,6 +21,8 @@ pub enum Reason {
     Blocked,
     /// Third occurrence of a moving-phase position.
     Repetition,
+    /// The side to move could not move on a full board the rules call a draw.
+    FullBoard,
     /// Too many plies without a removal.
     QuietPlies,
     /// Too many plies in all.
@@ -291,6 +293,7 @@ pub fn play_game(
             Some(End::Stones { winner }) => break (Some(winner), Reason::Stones),
             Some(End::Blocked { winner }) => break (Some(winner), Reason::Blocked),
             Some(End::Repetition) => break (None, Reason::Repetition),
+            Some(End::FullBoard) => break (None, Reason::FullBoard),
             None => {}
         }
         let legal = pos.legal_plies(rules);

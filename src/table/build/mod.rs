@@ -139,9 +139,7 @@ pub enum BuildError {
 }
 
 /// Whether the builder solves the game of `rules`: every rule set of `RULES.md`
-/// except those whose placement is not a sequence of placements only (`lasker`)
-/// or whose full board is a draw (`morabaraba` with 12 stones; `morabaraba-N` below
-/// that cannot fill the board and is the game of `twelve-N`).
+/// except those whose placement is not a sequence of placements only (`lasker`).
 pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
     let unsupported = |why| {
         Err(BuildError::Unsupported {
@@ -156,13 +154,6 @@ pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
     }
     if rules.fly_counts_hand {
         return unsupported("a side flies with stones in hand");
-    }
-    if rules.full_board == crate::rules::FullBoard::Draw
-        && 2 * rules.stones as usize >= rules.points()
-    {
-        return unsupported(
-            "a full board is a draw, which the retrograde analysis of the full sector does not know (it scores a stuck side as lost); build twelve, whose full board is a loss, or morabaraba-N with N up to 11",
-        );
     }
     if rules.first != crate::Color::White {
         return unsupported("Black moves first");
