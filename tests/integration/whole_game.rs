@@ -11,7 +11,8 @@ use millbase::table::build::{BuildOptions, BuildPhase, Selection, build, open_se
 use millbase::table::index::Index;
 use millbase::table::probe::{ProbeError, Tablebase};
 use millbase::table::sector::Sector;
-use millbase::{Position, Rules, Value, table::verify};
+use millbase::{Color, Position, Rules, Value, table::verify};
+use oracle::cyclic::{Cyclic, GameRules};
 use oracle::placement::{Placement, Val};
 use oracle::{Board, Oracle};
 use rayon::prelude::*;
@@ -496,4 +497,97 @@ fn unsupported_rules_are_refused() {
         assert!(!dir.join("db").exists(), "{name}: nothing written");
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+fn value_of(v: Val) -> Value {
+    match v {
+        ('W', n) => Value::Win(n),
+        ('L', n) => Value::Loss(n),
+        _ => Value::Draw,
+    }
+}
+
+/// The solver of placement phases that can repeat (forward value iteration over
+/// every count of stones on board and in hand) against the acyclic one (backward
+/// induction by ply), on `standard-3`, where placement cannot repeat: every position
+/// both solve has the same value and distance.
+#[test]
+fn cyclic_placement_solver_equals_the_acyclic_one() {
+    let o = moving_oracle();
+    let board = Board::of("standard");
+    let leaf = |own: u32, opp: u32| o.value(own, opp);
+    let acyclic = Placement::solve(&board, 3, &leaf);
+    let cyclic = Cyclic::solve(&board, GameRules::of("standard-3"), &leaf);
+    let mut compared = 0;
+    for ((k, l, hk, hl), own, opp) in cyclic.positions() {
+        if acyclic.has(k, l, hk, hl) {
+            let want = acyclic.value(own, opp, hk, hl);
+            assert_eq!(
+                cyclic.value(own, opp, hk, hl),
+                Some(want),
+                "{own:#x} {opp:#x} {hk} {hl}"
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, acyclic.positions());
+}
+
+/// `lasker-3` (a side with stones in hand may move a stone instead of placing, and
+/// flies when it has three stones on board and in hand): every placement position
+/// of the independent solver, raw, holds the best of its plies by the crate's own
+/// rules ([`Position::legal_plies`], [`Position::after`]), each ply's end valued by
+/// the same solver, the moving-phase oracle or the end of the game; no ply is
+/// `Loss(0)`. Those equations have one solution, the game's values, so the solver
+/// and the crate's rules agree on Lasker. The start's value is the solver's.
+#[test]
+fn lasker_placement_solver_agrees_with_the_rules() {
+    let rules = Rules::by_name("lasker-3").unwrap();
+    let o = moving_oracle();
+    let leaf = |own: u32, opp: u32| o.value(own, opp);
+    let cyclic = Cyclic::solve(&Board::of("lasker"), GameRules::of("lasker-3"), &leaf);
+    let positions = cyclic.positions();
+    let moved: usize = positions
+        .par_iter()
+        .map(|&((_, _, hk, hl), own, opp)| {
+            let pos = Position {
+                board: [own, opp],
+                hand: [hk as u8, hl as u8],
+                to_move: Color::White,
+                pending_removal: false,
+            };
+            let value_after = |child: Position| -> Value {
+                if child.lost_on_material() {
+                    return Value::Loss(0);
+                }
+                let (a, b) = (child.own(), child.opp());
+                let [w, bl] = child.hand;
+                let v = if w == 0 && bl == 0 {
+                    o.value(a, b)
+                } else {
+                    cyclic
+                        .value(a, b, bl as u32, w as u32)
+                        .expect("the child is solved")
+                };
+                value_of(v)
+            };
+            let plies = pos.legal_plies(rules);
+            let want = plies
+                .iter()
+                .map(|&p| Value::of_ply(Some(value_after(pos.after(rules, p)))))
+                .max_by(|a, b| a.cmp_goodness(*b))
+                .unwrap_or_else(|| pos.stuck_value(rules));
+            let got = value_of(cyclic.value(own, opp, hk, hl).unwrap());
+            assert_eq!(got, want, "{own:#x} {opp:#x} hands {hk} {hl}");
+            plies.iter().filter(|p| !p.is_placement() && hk > 0).count()
+        })
+        .sum();
+    // Moves with stones in hand were among the plies.
+    assert!(moved > 0);
+    let start = cyclic.value(0, 0, 3, 3).unwrap();
+    eprintln!(
+        "lasker-3: start {start:?}, {} positions, {} passes",
+        positions.len(),
+        cyclic.passes
+    );
 }
