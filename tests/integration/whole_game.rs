@@ -618,6 +618,19 @@ fn lasker_whole_game_equals_the_independent_solver() {
     let tb = Tablebase::open(&dir).unwrap();
     assert!(same(tb.probe(&Position::start(rules)).unwrap(), start));
     let _ = std::fs::remove_dir_all(&dir);
+    // Without the placement sectors the opening search, which assumes placement
+    // positions never repeat, refuses to search instead of recursing forever.
+    let dir = temp_dir("lasker-3-moving");
+    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::Moving);
+    build(rules, &opts).unwrap();
+    let tb = Tablebase::open(&dir).unwrap();
+    let mut opening = Opening::new(&tb, OpeningOptions::default()).unwrap();
+    let err = opening
+        .solve(&Position::start(rules))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("placement positions repeat"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 
     let rules = Rules::by_name("lasker-4").unwrap();
     let dir = build_named("lasker-4");

@@ -2,7 +2,7 @@
 //! finished, checking memory first, writing files and the manifest.
 
 pub(crate) mod frontier;
-pub mod moving_placement;
+pub(crate) mod moving_placement;
 pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod retro;
@@ -141,7 +141,7 @@ pub enum BuildError {
 
 /// Whether the builder solves the game of `rules`: every rule set of `RULES.md`
 /// (a placement phase in which stones move, `lasker`, is solved pair by pair of
-/// sectors, [`moving_placement`]); not a game that Black begins.
+/// sectors); not a game that Black begins.
 pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
     let unsupported = |why| {
         Err(BuildError::Unsupported {

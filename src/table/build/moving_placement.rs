@@ -11,7 +11,7 @@
 //! once. Flying follows [`Rules::flies`] with the side's hand (in `lasker` three
 //! stones on board and in hand fly), in moves and in un-moves alike.
 //!
-//! The scheme is the one of the moving phase ([`super::retro`]): a first pass
+//! The scheme is the one of the moving phase (`retro.rs`, [`crate::table::build::solve_pair`]): a first pass
 //! values what the exits decide (a lost exit is a tentative win, a position whose
 //! every ply is an exit into a win is lost) and counts the distinct quiet
 //! successors of the rest; layers `t = 0, 1, ...` then propagate each value of
