@@ -10,7 +10,7 @@ use millbase::rules::position::Phase;
 use millbase::search::analysis::{Analysis, Plies, Source, value_json};
 use millbase::search::opening::{Opening, OpeningError, OpeningOptions, Outcome};
 use millbase::table::probe::{ProbeError, Tablebase};
-use millbase::{Color, Game, Ply, Position, Rules, Value};
+use millbase::{Color, Game, Ply, Position, Rules};
 use serde_json::{Value as Json, json};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -235,7 +235,7 @@ pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     }
     match &analysis.plies {
         Plies::Exact(moves) => {
-            let value = analysis.value().unwrap_or(Value::Loss(0));
+            let value = analysis.value().unwrap_or_else(|| pos.stuck_value(rules));
             println!("{value} (for {} to move)", pos.to_move);
             for &(p, v) in moves {
                 println!("{:<10} {v}", format_ply(rules, p));
@@ -304,6 +304,7 @@ fn game_end(rules: &Rules, game: &Game) -> Option<String> {
             format!("{} cannot move: {} wins.", pos.to_move, pos.to_move.other())
         }
         End::Repetition => "The position repeats: a draw.".to_string(),
+        End::FullBoard => format!("The board is full and {} cannot move: a draw.", pos.to_move),
     })
 }
 

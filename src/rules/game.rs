@@ -6,6 +6,7 @@ use crate::rules::Rules;
 use crate::rules::fen::{self, Counters, FenError};
 use crate::rules::notation::{PlyError, format_ply, parse_ply, parse_ply_syntax};
 use crate::rules::position::{Color, NONE, Phase, Ply, Position};
+use crate::rules::value::Value;
 
 /// Why a position argument was refused.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +42,9 @@ pub enum End {
     },
     /// The position repeated: a draw.
     Repetition,
+    /// The side to move cannot move on a full board that the rules call a draw
+    /// ([`crate::rules::FullBoard::Draw`]).
+    FullBoard,
 }
 
 /// A game: where it started, what was played, and every position since.
@@ -177,7 +181,8 @@ impl Game {
     }
 
     /// Whether and how the game is over: a side down to two stones has lost, a side
-    /// to move without a legal ply has lost, and the current moving-phase position
+    /// to move without a legal ply has lost (drawn on a full board the rules call
+    /// drawn, [`Position::stuck_value`]), and the current moving-phase position
     /// occurring `repetitions` times is a draw (2 under the rules of RULES.md, where
     /// any repetition draws; matches between engines play on to 3).
     pub fn end(&self, rules: &Rules, repetitions: usize) -> Option<End> {
@@ -190,7 +195,10 @@ impl Game {
             return Some(End::Stones { winner: them });
         }
         if pos.legal_plies(rules).is_empty() {
-            return Some(End::Blocked { winner: them });
+            return Some(match pos.stuck_value(rules) {
+                Value::Draw => End::FullBoard,
+                _ => End::Blocked { winner: them },
+            });
         }
         (self.occurrences() >= repetitions).then_some(End::Repetition)
     }

@@ -526,6 +526,20 @@ impl Rules {
         }
     }
 
+    /// The value of a position whose side to move (with three stones or more) has no
+    /// legal ply, `empty` its empty points: a loss (`Loss(0)`, rule 7 of
+    /// `RULES.md`), except on a full board under [`FullBoard::Draw`]
+    /// (`morabaraba`), a draw. The one home of that rule: the builder, `verify`, the
+    /// probe's checks, the searches, the protocol server and games all ask it.
+    #[inline]
+    pub fn stuck_value(&self, empty: Bits) -> value::Value {
+        if empty == 0 && self.full_board == FullBoard::Draw {
+            value::Value::Draw
+        } else {
+            value::Value::Loss(0)
+        }
+    }
+
     /// The empty points a stone at `from` may move to.
     #[inline]
     pub fn destinations(&self, from: u8, empty: Bits, fly: bool) -> Bits {

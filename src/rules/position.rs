@@ -1,7 +1,8 @@
 //! Positions of both phases, plies, making and undoing them, legal ply generation
 //! and the end of the game.
 
-use crate::rules::{Bits, FullBoard, Rules};
+use crate::rules::value::Value;
+use crate::rules::{Bits, Rules};
 use std::fmt;
 
 pub use super::color::Color;
@@ -265,18 +266,29 @@ impl Position {
     }
 
     /// Whether the side to move has lost: fewer than three stones on board and in
-    /// hand, or no legal ply (except on a full board that the rules call a draw).
+    /// hand, or no legal ply (except on a full board that the rules call a draw,
+    /// see [`Position::stuck_value`]).
     pub fn is_lost(&self, rules: &Rules) -> bool {
-        self.lost_on_material() || (!self.is_drawn(rules) && self.legal_plies(rules).is_empty())
+        self.lost_on_material()
+            || (self.legal_plies(rules).is_empty() && self.stuck_value(rules) == Value::Loss(0))
     }
 
-    /// Whether the game is drawn by rule: a full board (no empty point, no removal
-    /// pending) under [`FullBoard::Draw`] (`morabaraba`).
+    /// Whether the game is drawn by rule: the side to move (alive) has no legal ply
+    /// on a full board under [`FullBoard::Draw`](crate::rules::FullBoard::Draw) (`morabaraba`).
     pub fn is_drawn(&self, rules: &Rules) -> bool {
-        rules.full_board == FullBoard::Draw
-            && !self.pending_removal
-            && self.empty(rules) == 0
-            && self.material(self.to_move) >= 3
+        !self.lost_on_material()
+            && !self.below_three(self.to_move.other())
+            && self.stuck_value(rules) == Value::Draw
+            && self.legal_plies(rules).is_empty()
+    }
+
+    /// The value of this position if its side to move has no legal ply:
+    /// [`Rules::stuck_value`] of its empty points (`Loss(0)`, or a draw on a full
+    /// board under [`FullBoard::Draw`](crate::rules::FullBoard::Draw)). Meaningful only for a position without a
+    /// legal ply whose side to move is not [`Position::lost_on_material`].
+    #[inline]
+    pub fn stuck_value(&self, rules: &Rules) -> Value {
+        rules.stuck_value(self.empty(rules))
     }
 
     /// Whether the game is over: the side to move lost, the opponent is down to two

@@ -59,6 +59,10 @@ pub struct Analysis {
     pub source: Source,
     /// Every legal ply and its value, best first.
     pub plies: Plies,
+    /// The value of the position if it has no legal ply
+    /// ([`Position::stuck_value`]: a loss, or a draw on a full board the rules
+    /// call drawn).
+    stuck: Value,
 }
 
 impl Analysis {
@@ -78,6 +82,7 @@ impl Analysis {
     {
         let rules = tb.rules();
         check_position(rules, pos)?;
+        let stuck = pos.stuck_value(rules);
         let source = Source::of(tb, pos);
         let moves = match source {
             Source::Table => tb.moves(pos).map_err(OpeningError::from),
@@ -90,6 +95,7 @@ impl Analysis {
                     rules,
                     source: Source::Table,
                     plies: Plies::Wdl(tb.moves_wdl(pos)?),
+                    stuck,
                 });
             }
             Err(e) => return Err(e),
@@ -98,23 +104,26 @@ impl Analysis {
             rules,
             source,
             plies,
+            stuck,
         })
     }
 
-    /// The position's value: that of its best ply, `Loss(0)` without one; `None`
+    /// The position's value: that of its best ply, without one `Loss(0)` (a draw on
+    /// a full board the rules call drawn); `None`
     /// for a win/draw/loss-only analysis ([`Analysis::wdl`] has its result).
     pub fn value(&self) -> Option<Value> {
         match &self.plies {
-            Plies::Exact(moves) => Some(moves.first().map_or(Value::Loss(0), |m| m.1)),
+            Plies::Exact(moves) => Some(moves.first().map_or(self.stuck, |m| m.1)),
             Plies::Wdl(_) => None,
         }
     }
 
-    /// The position's win, draw or loss: that of its best ply, a loss without one.
+    /// The position's win, draw or loss: that of its best ply, without one a loss
+    /// (a draw on a full board the rules call drawn).
     pub fn wdl(&self) -> Wdl {
         match &self.plies {
-            Plies::Exact(moves) => moves.first().map_or(Wdl::Loss, |m| m.1.wdl()),
-            Plies::Wdl(moves) => moves.first().map_or(Wdl::Loss, |m| m.1),
+            Plies::Exact(moves) => moves.first().map_or(self.stuck.wdl(), |m| m.1.wdl()),
+            Plies::Wdl(moves) => moves.first().map_or(self.stuck.wdl(), |m| m.1),
         }
     }
 
@@ -135,7 +144,7 @@ impl Analysis {
         let ply = |p: Ply| json!(format_ply(self.rules, p));
         let mut body = match &self.plies {
             Plies::Exact(moves) => {
-                let mut body = value_json(self.value().unwrap_or(Value::Loss(0)));
+                let mut body = value_json(self.value().unwrap_or(self.stuck));
                 let list = moves.iter().map(|&(p, v)| {
                     let mut m = Map::new();
                     m.insert("ply".into(), ply(p));

@@ -109,8 +109,11 @@ impl Sector {
     pub fn is_valid(&self, rules: &Rules) -> bool {
         let s = rules.stones;
         let alive = |board: u8, hand: u8| board as u32 + hand as u32 >= 3;
-        let hands_ok =
-            self.is_moving() || (self.hk >= 1 && self.hk >= self.hl && self.hk - self.hl <= 1);
+        // Placement alternates (the side to move holds as many stones as the other
+        // or one more), unless stones move during placement: then any hands.
+        let hands_ok = self.is_moving()
+            || rules.move_in_placement
+            || (self.hk >= 1 && self.hk >= self.hl && self.hk - self.hl <= 1);
         self.k as u32 + self.hk as u32 <= s as u32
             && self.l as u32 + self.hl as u32 <= s as u32
             && self.k as usize + self.l as usize <= rules.points()
@@ -149,7 +152,15 @@ impl Sector {
     /// for the first, one more placement for each next), so it has removed at most
     /// that many opponent stones; and both sides still have three stones on board and
     /// in hand (otherwise the game is over).
+    ///
+    /// When stones move during placement (`lasker`), a side may capture by moving
+    /// without placing, and either side may hold more stones: every sector of valid
+    /// counts with a stone in hand, in the order [`Sector::moving_placement_order`]
+    /// (each pair's exits first, the two sectors of a pair side by side).
     pub fn placement_sectors(rules: &Rules) -> Vec<Sector> {
+        if rules.move_in_placement {
+            return Sector::moving_placement_sectors(rules);
+        }
         let s = rules.stones as u32;
         let mut out = Vec::new();
         for p in (0..2 * s).rev() {
@@ -183,6 +194,42 @@ impl Sector {
             out.extend(at_ply);
         }
         out
+    }
+
+    /// The placement sectors of rules that move stones during placement, in solving
+    /// order (see [`Sector::placement_sectors`]).
+    fn moving_placement_sectors(rules: &Rules) -> Vec<Sector> {
+        let s = rules.stones;
+        let mut out = Vec::new();
+        for (k, hk) in (0..=s).flat_map(|k| (0..=s - k).map(move |h| (k, h))) {
+            for (l, hl) in (0..=s).flat_map(|l| (0..=s - l).map(move |h| (l, h))) {
+                let sector = Sector { k, l, hk, hl };
+                if hk + hl > 0 && sector.is_valid(rules) {
+                    out.push(sector);
+                }
+            }
+        }
+        out.sort_by_key(|&x| x.moving_placement_order());
+        out
+    }
+
+    /// The solving order of a placement sector when stones move during placement:
+    /// fewer stones in hand first (a placement leaves one fewer), then fewer on the
+    /// board (a move that removes a stone keeps the hands), then the pair (the
+    /// sector and its mirror, side by side), then the sector.
+    pub fn moving_placement_order(&self) -> (u8, u8, Sector, Sector) {
+        let mirror = Sector {
+            k: self.l,
+            l: self.k,
+            hk: self.hl,
+            hl: self.hk,
+        };
+        (
+            self.hk + self.hl,
+            self.k + self.l,
+            (*self).min(mirror),
+            *self,
+        )
     }
 }
 
@@ -274,6 +321,45 @@ mod tests {
         let ours = Sector::placement_sectors(r);
         assert_eq!(ours.len(), 305);
         assert!(ours.iter().all(|s| seen.contains(s)));
+    }
+
+    /// With moves during placement (`lasker-4`): hands of every size, each pair's
+    /// two sectors side by side, and every exit of a pair solved before it.
+    #[test]
+    fn moving_placement_sectors_are_ordered_by_exits() {
+        use crate::table::build::moving_placement::{exits, partner};
+        let r = Rules::by_name("lasker-4").unwrap();
+        let all = Sector::placement_sectors(r);
+        assert!(all.contains(&Sector {
+            k: 3,
+            l: 1,
+            hk: 0,
+            hl: 2
+        }));
+        assert_eq!(
+            all.last(),
+            Some(&Sector {
+                k: 0,
+                l: 0,
+                hk: 4,
+                hl: 4
+            })
+        );
+        for (i, &s) in all.iter().enumerate() {
+            let p = partner(s);
+            let j = all
+                .iter()
+                .position(|&x| x == p)
+                .expect("the partner is a sector");
+            assert!(i.abs_diff(j) <= 1, "{s}: partner {p} beside it");
+            for c in exits(r, s).into_iter().filter(|c| !c.is_moving()) {
+                let at = all.iter().position(|&x| x == c);
+                assert!(
+                    at.is_some_and(|a| a < i.min(j)),
+                    "{s}: exit {c} solved before"
+                );
+            }
+        }
     }
 
     #[test]

@@ -5,10 +5,14 @@
 
 use crate::common::Rng;
 use millbase::rules::fen;
+use millbase::rules::game::End;
 use millbase::rules::notation::format_ply;
 use millbase::rules::perft::perft;
-use millbase::{Position, Rules};
+use millbase::search::engine::{Engine, EngineConfig, Limits};
+use millbase::search::score::from_value;
+use millbase::{Color, Game, Position, Rules, Value};
 use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
 
 // ---------------------------------------------------------------------------
 // The naive generator.
@@ -934,7 +938,9 @@ fn variant_positions_agree() {
 
 /// A full board after placement (24 stones, no mill): a draw in `morabaraba`,
 /// a loss for White (to move and stuck) in `twelve`. The filling is found by
-/// random placements that close no mill, in both generators' terms.
+/// random placements that close no mill, in both generators' terms. Every user of
+/// the rule agrees: the game's end, the value of a stuck side, and the engine's
+/// score of the full board and of the last placement that fills it.
 #[test]
 fn full_board_after_placement() {
     let mut rng = Rng::new(0x1234_5678_9abc_def1);
@@ -979,5 +985,42 @@ fn full_board_after_placement() {
         assert_eq!(pos.is_drawn(r), drawn, "{name}");
         assert_eq!(pos.is_lost(r), !drawn, "{name}");
         assert!(pos.is_over(r), "{name}");
+        let want = if drawn { Value::Draw } else { Value::Loss(0) };
+        assert_eq!(pos.stuck_value(r), want, "{name}");
+        let end = Game::new(pos, Default::default()).end(r, 2);
+        if drawn {
+            assert_eq!(end, Some(End::FullBoard), "{name}");
+        } else {
+            assert_eq!(
+                end,
+                Some(End::Blocked {
+                    winner: Color::Black
+                }),
+                "{name}"
+            );
+        }
+        let mut engine = Engine::new(r, EngineConfig::default());
+        let limits = Limits {
+            depth: Some(3),
+            ..Limits::default()
+        };
+        let stop = AtomicBool::new(false);
+        let full = engine.search(&pos, &[], &limits, &stop, &mut |_| {});
+        assert_eq!(full.score, from_value(want, 0), "{name}: the full board");
+        // One black stone back in hand: Black's last placement fills the board.
+        let last = pos.board[1].trailing_zeros();
+        let before = Position {
+            board: [pos.board[0], pos.board[1] & !(1 << last)],
+            hand: [0, 1],
+            to_move: Color::Black,
+            pending_removal: false,
+        };
+        assert_eq!(before.legal_plies(r).len(), 1, "{name}");
+        let res = engine.search(&before, &[], &limits, &stop, &mut |_| {});
+        assert_eq!(
+            res.score,
+            from_value(want.parent(), 0),
+            "{name}: the last placement"
+        );
     }
 }

@@ -172,6 +172,7 @@ pub fn play_game(
             Some(End::Stones { winner }) => break (Some(winner), Reason::Stones),
             Some(End::Blocked { winner }) => break (Some(winner), Reason::Blocked),
             Some(End::Repetition) => break (None, Reason::Repetition),
+            Some(End::FullBoard) => break (None, Reason::FullBoard),
             None => {}
         }
         let legal = pos.legal_plies(rules);

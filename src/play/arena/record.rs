@@ -14,6 +14,8 @@ pub enum Reason {
     Blocked,
     /// Third occurrence of a moving-phase position.
     Repetition,
+    /// The side to move could not move on a full board the rules call a draw.
+    FullBoard,
     /// Too many plies without a removal.
     QuietPlies,
     /// Too many plies in all.

@@ -49,7 +49,9 @@ pub fn sanmill_token(rules: &Rules, ply: Ply) -> String {
 }
 
 /// The two closing lines of a search: Sanmill's (White's point of view) and the
-/// standard `bestmove`.
+/// standard `bestmove`. Without a legal ply the answer is `none` (the side to move
+/// has lost), or `draw` where the rules draw the stuck side (a full `morabaraba`
+/// board, which the search scores as a draw).
 pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String; 2] {
     let white = if side == Color::White {
         result.score
@@ -58,6 +60,9 @@ pub fn final_lines(rules: &Rules, result: &SearchResult, side: Color) -> [String
     };
     let (sanmill, standard) = match result.best {
         Some(p) => (sanmill_token(rules, p), format_ply(rules, p)),
+        None if result.score == crate::search::score::DRAW => {
+            ("draw".to_string(), "(none)".to_string())
+        }
         None => ("none".to_string(), "(none)".to_string()),
     };
     [

@@ -44,10 +44,13 @@ pub fn nominal(wdl: Wdl) -> Value {
 }
 
 /// The exact value of `pos`: `Loss(0)` if the side to move has lost (fewer than
-/// three stones or no legal ply), otherwise what `endgame` knows.
+/// three stones or no legal ply), a draw if the rules draw it (a full board),
+/// otherwise what `endgame` knows.
 pub fn exact_value(rules: &Rules, endgame: &dyn Endgame, pos: &Position) -> Option<Value> {
     if pos.is_lost(rules) {
         Some(Value::Loss(0))
+    } else if pos.is_drawn(rules) {
+        Some(Value::Draw)
     } else {
         endgame.probe(pos)
     }

@@ -203,7 +203,11 @@ impl<'a> Search<'a> {
         let root_plies = root.legal_plies(self.rules);
         let mut result = SearchResult {
             best: root_plies.first().copied(),
-            score: if root_plies.is_empty() { lost_at(0) } else { 0 },
+            score: if root_plies.is_empty() {
+                from_value(root.stuck_value(self.rules), 0)
+            } else {
+                0
+            },
             depth: 0,
             nodes: 0,
             pv: root_plies.first().copied().into_iter().collect(),
@@ -397,12 +401,12 @@ impl<'a> Search<'a> {
             .any(|&k| k == key)
     }
 
-    /// The score of a node at depth 0: a loss if the side to move is blocked,
-    /// otherwise the static evaluation ([`damped`] by the plies since the last
+    /// The score of a node at depth 0: a loss if the side to move is blocked (a
+    /// draw on a full board the rules call drawn), otherwise the static evaluation ([`damped`] by the plies since the last
     /// removal, with damping on).
     fn leaf(&self, pos: &Position, ply: usize) -> i32 {
         if is_blocked(self.rules, pos) {
-            lost_at(ply)
+            from_value(pos.stuck_value(self.rules), ply)
         } else if self.damping {
             damped(self.eval.evaluate(self.rules, pos), self.quiet[ply])
         } else {
@@ -537,7 +541,11 @@ impl<'a> Search<'a> {
         self.plies[ply] = plies;
         self.scores[ply] = scores;
         let Some((best, best_ply)) = score else {
-            return if self.aborted { DRAW } else { lost_at(ply) };
+            return if self.aborted {
+                DRAW
+            } else {
+                from_value(pos.stuck_value(self.rules), ply)
+            };
         };
         let bound = if best >= beta {
             Bound::Lower

@@ -30,6 +30,15 @@ pub enum OpeningError {
         /// The rules' name.
         rules: String,
     },
+    /// A search of rules whose placement positions repeat (stones move during
+    /// placement: `lasker`); the search assumes every placement ply places a stone.
+    #[error(
+        "rules {rules}: stones move during placement, so placement positions repeat and the opening search cannot value them; build the placement sectors (`millbase build --rules {rules}`), which answer them"
+    )]
+    Repeating {
+        /// The rules' name.
+        rules: String,
+    },
     /// The search reached the limit set with [`super::Opening::with_limit`] before it had an
     /// answer.
     #[error(

@@ -346,6 +346,11 @@ impl<'a> Opening<'a> {
 
     /// One search of a placement position under `mode`.
     fn run(&mut self, pos: &Position, mode: MissingAs) -> Result<RootResult, OpeningError> {
+        if self.rules.move_in_placement {
+            return Err(OpeningError::Repeating {
+                rules: self.rules.name.to_string(),
+            });
+        }
         self.use_mode(mode);
         let table_mib = self.options.table_mib;
         if self.table.is_none() {

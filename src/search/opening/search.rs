@@ -81,7 +81,7 @@ impl Search<'_> {
     ) -> Result<(i32, Option<Ply>), Stop> {
         let plies = self.ordered(pos, None);
         let Some((&first, rest)) = plies.split_first() else {
-            return Ok((from_value(Value::Loss(0), 0), None));
+            return Ok((from_value(pos.stuck_value(self.rules), 0), None));
         };
         let mut best = (self.child_score(pos, first, 0, alpha, beta)?, Some(first));
         if best.0 >= beta || rest.is_empty() {
@@ -160,7 +160,7 @@ impl Search<'_> {
             }
         }
         let Some(ply) = best.1 else {
-            return Ok(from_value(Value::Loss(0), d as usize));
+            return Ok(from_value(pos.stuck_value(self.rules), d as usize));
         };
         let bound = if best.0 <= alpha {
             Bound::Upper
@@ -188,8 +188,11 @@ impl Search<'_> {
         let (own, opp) = (pos.own(), pos.opp());
         let k = own.count_ones();
         let empty = self.rules.all() & !(own | opp);
-        if k < 3 || (!self.rules.flies(k, 0) && self.rules.cannot_slide(own, empty)) {
+        if k < 3 {
             return Ok(Value::Loss(0));
+        }
+        if !self.rules.flies(k, 0) && self.rules.cannot_slide(own, empty) {
+            return Ok(self.rules.stuck_value(empty));
         }
         match self.tb.probe_sets(own, opp) {
             Ok(v) => {

@@ -2,6 +2,7 @@
 //! finished, checking memory first, writing files and the manifest.
 
 pub(crate) mod frontier;
+pub(crate) mod moving_placement;
 pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod retro;
@@ -139,9 +140,8 @@ pub enum BuildError {
 }
 
 /// Whether the builder solves the game of `rules`: every rule set of `RULES.md`
-/// except those whose placement is not a sequence of placements only (`lasker`)
-/// or whose full board is a draw (`morabaraba` with 12 stones; `morabaraba-N` below
-/// that cannot fill the board and is the game of `twelve-N`).
+/// (a placement phase in which stones move, `lasker`, is solved pair by pair of
+/// sectors); not a game that Black begins.
 pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
     let unsupported = |why| {
         Err(BuildError::Unsupported {
@@ -149,21 +149,6 @@ pub fn supported(rules: &'static Rules) -> Result<(), BuildError> {
             why,
         })
     };
-    if rules.move_in_placement {
-        return unsupported(
-            "stones move during placement, so placement positions are no longer ordered by the stones placed (the placement sectors assume each ply places one stone)",
-        );
-    }
-    if rules.fly_counts_hand {
-        return unsupported("a side flies with stones in hand");
-    }
-    if rules.full_board == crate::rules::FullBoard::Draw
-        && 2 * rules.stones as usize >= rules.points()
-    {
-        return unsupported(
-            "a full board is a draw, which the retrograde analysis of the full sector does not know (it scores a stuck side as lost); build twelve, whose full board is a loss, or morabaraba-N with N up to 11",
-        );
-    }
     if rules.first != crate::Color::White {
         return unsupported("Black moves first");
     }
@@ -436,6 +421,21 @@ pub fn build_with(
                 continue;
             }
             check_replaceable(&opts.db.join(sector.file_name()))?;
+            if rules.move_in_placement {
+                let report = pool.install(|| {
+                    build_moving_placement_pair(
+                        idx,
+                        &opts.db,
+                        sector,
+                        step,
+                        observer,
+                        &mut manifest,
+                    )
+                })?;
+                observer.done(step);
+                reports.push(report);
+                continue;
+            }
             let report = pool.install(|| {
                 build_sector(
                     idx,
@@ -479,10 +479,22 @@ pub fn placement_plan(rules: &Rules, selection: Selection) -> Result<Vec<Sector>
             if !all.contains(&target) {
                 return Err(BuildError::NoSector(target));
             }
-            // The target and everything it leads into, found from the latest ply down.
+            // The target and everything it leads into, found from the latest ply down
+            // (with moves during placement: its pair and every exit, to a fixpoint).
             let mut want = BTreeSet::from([target]);
+            if rules.move_in_placement {
+                let mut todo = vec![target];
+                while let Some(s) = todo.pop() {
+                    let pair = moving_placement::partner(s);
+                    for c in std::iter::once(pair).chain(moving_placement::exits(rules, s)) {
+                        if !c.is_moving() && want.insert(c) {
+                            todo.push(c);
+                        }
+                    }
+                }
+            }
             for s in all.iter().rev() {
-                if want.contains(s) {
+                if want.contains(s) && !rules.move_in_placement {
                     let (quiet, capture) = s.children();
                     want.extend(
                         std::iter::once(quiet)
@@ -606,6 +618,74 @@ fn build_sector(
         let (own, opp) = idx.position(k, l, i);
         fen::format(rules, &sector.position(own, opp), Counters::default())
     })?;
+    Ok(finish(report, start))
+}
+
+/// Solves and writes the pair of placement sectors of `sector` (with its partner)
+/// under rules that move stones during placement: every exit sector is read from
+/// its file (the plan solves them first).
+fn build_moving_placement_pair(
+    idx: &Index,
+    db: &Path,
+    sector: Sector,
+    step: &Step,
+    observer: &dyn Observer,
+    manifest: &mut Manifest,
+) -> Result<PairReport, BuildError> {
+    let start = Instant::now();
+    let rules = idx.rules();
+    let exits = moving_placement::exits(rules, sector);
+    let size = |s: Sector| idx.size(s.k as u32, s.l as u32) * 2;
+    let pair = moving_placement::partner(sector);
+    let own = size(sector) + if pair == sector { 0 } else { size(pair) };
+    check_need(
+        &sector.name(),
+        own + exits.iter().map(|&c| size(c)).sum::<u64>(),
+    )?;
+    let loaded: Vec<(Sector, Vec<u16>)> = exits
+        .iter()
+        .map(|&c| Ok((c, open_sector(db, idx, c)?.read_all()?)))
+        .collect::<Result<_, BuildError>>()?;
+    let exit = |c: Sector, slot: u64| -> u16 {
+        let codes = loaded
+            .iter()
+            .find(|(s, _)| *s == c)
+            .map(|(_, codes)| codes)
+            .expect("every exit sector is loaded");
+        codes[slot as usize]
+    };
+    observer.started(step);
+    let solved = moving_placement::solve_pair(idx, sector, &exit);
+    observer.stage(step, "writing");
+    let solve_seconds = start.elapsed().as_secs_f64();
+    let (k, l) = sector.counts();
+    let mut report = PairReport::skipped((k, l), idx.size(k, l));
+    report.skipped = false;
+    report.sector = Some(sector);
+    let total: u64 = solved.iter().map(|(_, c, _)| c.len() as u64).sum();
+    for (s, codes, summary) in solved {
+        let solved = Solved {
+            k: s.k as u32,
+            l: s.l as u32,
+            codes,
+            summary,
+        };
+        let meta = SubspaceMeta {
+            hands: [s.hk, s.hl],
+            ..meta(idx, &solved)
+        };
+        let written = format::write_subspace(&db.join(s.file_name()), &meta, &solved.codes)?;
+        report.bytes += written.file_bytes();
+        report.wdl_bytes += written.wdl.length;
+        report.depth_bytes += written.depth_bytes();
+        let share = solve_seconds * solved.codes.len() as f64 / total.max(1) as f64;
+        let entry = Entry::new(&written, share);
+        manifest.format_version = manifest.format_version.max(written.version);
+        record(manifest, db, entry, &solved.summary, |i| {
+            let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
+            fen::format(rules, &s.position(own, opp), Counters::default())
+        })?;
+    }
     Ok(finish(report, start))
 }
 

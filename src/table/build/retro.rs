@@ -4,7 +4,8 @@
 //! the pair; captures lead to the already solved subspace `(l-1)-k`, or end the game
 //! when the opponent is left with two stones. The scheme is Gasser's, with depths:
 //!
-//! 1. *Initialisation*, one pass over every slot: no legal move is `Loss(0)`; a
+//! 1. *Initialisation*, one pass over every slot: no legal move is `Loss(0)` (a draw
+//!    on a full board that the rules call drawn, [`Rules::stuck_value`]); a
 //!    capture into a lost position makes a *tentative* win `Win(m+1)` (a quiet line
 //!    may still win faster); a position whose every move is a capture into a won
 //!    position is lost, `Loss(1 + max)`. Every other position gets a counter: the
@@ -238,10 +239,16 @@ impl Solver<'_> {
         e
     }
 
-    /// Initial cell of a position from its scan and its captures' values.
-    fn judge(scan: &Scan, c: &Captures) -> u16 {
+    /// Initial cell of a position from its scan and its captures' values; `stuck`
+    /// is its value if it has no move ([`Rules::stuck_value`]).
+    fn judge(scan: &Scan, c: &Captures, stuck: Value) -> u16 {
         if !scan.any_move {
-            return Value::Loss(0).code();
+            // A drawn stuck position (a full board) is a counter no successor can
+            // bring down: it ends a draw.
+            return match stuck {
+                Value::Draw => UNDECIDED | 1,
+                v => v.code(),
+            };
         }
         if let Some(w) = c.win {
             return Value::Win(w).code();
@@ -298,7 +305,7 @@ impl Solver<'_> {
             let free = self.rules.all() & !rep;
             let mut packed = first_subset(s.l);
             let mut captures = Vec::with_capacity(BATCH * 16);
-            let mut batch: Vec<(usize, Scan)> = Vec::with_capacity(BATCH);
+            let mut batch: Vec<(usize, Scan, Bits)> = Vec::with_capacity(BATCH);
             let mut r = 0;
             while r < per {
                 captures.clear();
@@ -313,11 +320,13 @@ impl Solver<'_> {
                     if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
                         s.cells[slot].store(DUPLICATE, Relaxed);
                     } else {
-                        batch.push((slot, self.scan(s, rep, opp, true, &mut captures)));
+                        let scan = self.scan(s, rep, opp, true, &mut captures);
+                        batch.push((slot, scan, free & !opp));
                     }
                 }
-                for &(slot, ref scan) in &batch {
-                    let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower));
+                for &(slot, ref scan, empty) in &batch {
+                    let stuck = self.rules.stuck_value(empty);
+                    let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower), stuck);
                     if cell & UNDECIDED == 0 {
                         s.decide(slot, cell);
                     } else {
@@ -649,6 +658,26 @@ pub fn solve_pair<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The full board (`12-12` on the 24 points): no side can move, a loss under
+    /// `twelve` and a draw under `morabaraba` ([`Rules::stuck_value`]), in every
+    /// slot, duplicates included. No capture is possible, so the lower subspace is
+    /// never read.
+    #[test]
+    fn full_board_is_lost_or_drawn_by_the_rules() {
+        for (name, want) in [("twelve", Value::Loss(0)), ("morabaraba", Value::Draw)] {
+            let rules = Rules::by_name(name).unwrap();
+            let idx = Index::for_rules(rules);
+            let solved = solve_pair(idx, 12, 12, |_, _| Some(&[]), &|_, _| {});
+            let codes = &solved[0].codes;
+            assert_eq!(codes.len() as u64, idx.size(12, 12));
+            assert!(codes.iter().all(|&c| c == want.code()), "{name}");
+            assert_eq!(
+                solved[0].summary.counts.total(),
+                Some(solved[0].summary.classes)
+            );
+        }
+    }
 
     #[test]
     fn three_three_matches_gasser() {

@@ -60,6 +60,7 @@
 
 #![allow(dead_code)]
 
+pub mod cyclic;
 pub mod placement;
 
 use rayon::prelude::*;
@@ -127,8 +128,10 @@ impl Board {
         Board::of("standard")
     }
 
-    /// The board and flying rule of the rule set `rules` (`standard`, `no-flying`,
-    /// `six`, as RULES.md describes them; a `-N` suffix is ignored).
+    /// The board and flying rule of the rule set `rules` (`standard`, `lasker`,
+    /// `no-flying`, `six`, `twelve`, `morabaraba`, as RULES.md describes them; a
+    /// `-N` suffix is ignored). Which stones count for flying, and moves during
+    /// placement, are [`cyclic::GameRules`].
     pub fn of(rules: &str) -> Board {
         let base = rules.rsplit_once('-').map_or(rules, |(b, n)| {
             if n.chars().all(|c| c.is_ascii_digit()) {
@@ -140,7 +143,7 @@ impl Board {
         let with_diagonals =
             |a: &str, b: &str| -> &'static str { Box::leak(format!("{a} {b}").into_boxed_str()) };
         let (order, edges, mills, fly) = match base {
-            "standard" => (CRATE_ORDER, EDGES, MILLS, true),
+            "standard" | "lasker" => (CRATE_ORDER, EDGES, MILLS, true),
             "no-flying" => (CRATE_ORDER, EDGES, MILLS, false),
             "six" => (SIX_ORDER, SIX_EDGES, SIX_MILLS, false),
             // The full board (where the two differ) needs 12 stones a side, beyond

@@ -178,6 +178,12 @@ impl Placement {
         decode(c)
     }
 
+    /// Whether the solver has the positions of `k`, `l` stones on the board and
+    /// `hk`, `hl` in hand.
+    pub fn has(&self, k: u32, l: u32, hk: u32, hl: u32) -> bool {
+        self.tables.contains_key(&(k, l, hk, hl))
+    }
+
     /// Number of raw positions solved.
     pub fn positions(&self) -> usize {
         self.tables
