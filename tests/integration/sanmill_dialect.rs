@@ -185,9 +185,15 @@ fn sanmills_rule_options_take_effect_together_as_the_one_rule_set_they_describe(
         ("MayFly value false", Some("MayFly false")),
         ("MayMoveInPlacingPhase value false", None),
         ("flyPieceCount value 4", None),
-        ("MayRemoveMultiple value true", Some("MayRemoveMultiple true")),
+        (
+            "MayRemoveMultiple value true",
+            Some("MayRemoveMultiple true"),
+        ),
         ("MayRemoveMultiple value false", None),
-        ("CustodianCaptureEnabled value true", Some("CustodianCaptureEnabled true")),
+        (
+            "CustodianCaptureEnabled value true",
+            Some("CustodianCaptureEnabled true"),
+        ),
         ("CustodianCaptureEnabled value false", None),
         ("LeapCaptureOnSquareEdges value false", None),
         ("NMoveRule value 50", None),
@@ -205,12 +211,21 @@ fn sanmills_rule_options_take_effect_together_as_the_one_rule_set_they_describe(
     for (option, refused) in steps {
         let said = answers.next().unwrap();
         // The FEN printed by `d` after the previous `isready` comes first.
-        let errors: Vec<&String> = said.iter().filter(|l| l.starts_with("info string")).collect();
-        fens.extend(said.iter().filter(|l| !l.starts_with("info string")).cloned());
+        let errors: Vec<&String> = said
+            .iter()
+            .filter(|l| l.starts_with("info string"))
+            .collect();
+        fens.extend(
+            said.iter()
+                .filter(|l| !l.starts_with("info string"))
+                .cloned(),
+        );
         match refused {
             None => assert!(errors.is_empty(), "{option}: {said:?}"),
             Some(name) => assert!(
-                errors.len() == 1 && errors[0].starts_with("info string error: ") && errors[0].contains(name),
+                errors.len() == 1
+                    && errors[0].starts_with("info string error: ")
+                    && errors[0].contains(name),
                 "{option}: {said:?}"
             ),
         }
@@ -232,7 +247,10 @@ fn the_rule_set_reached_is_played() {
     // no-flying (MayFly false) slides.
     let fen = "O*O*O***/@*******/*****@*@ w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 30";
     let root_moves = |options: &str| -> Vec<String> {
-        let lines = session(&[], &format!("{options}position fen {fen}\ngo depth 1 topn 99\n"));
+        let lines = session(
+            &[],
+            &format!("{options}position fen {fen}\ngo depth 1 topn 99\n"),
+        );
         lines
             .iter()
             .filter(|l| l.starts_with("info topn"))

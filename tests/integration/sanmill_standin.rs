@@ -140,7 +140,11 @@ fn the_rules_are_told_to_the_engine_as_sanmills_options() {
         "3",
     ]);
     assert_eq!(s["engine_endings"], serde_json::json!([]), "{s}");
-    assert_eq!((s["games"].as_u64(), s["a_wins"].as_u64()), (Some(1), Some(1)), "{s}");
+    assert_eq!(
+        (s["games"].as_u64(), s["a_wins"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
     let rules = millbase::Rules::by_name("morabaraba").unwrap();
     let want: Vec<String> = millbase::play::protocol::rule_options::sanmill_setup(rules)
         .unwrap()
@@ -163,7 +167,10 @@ fn the_rules_are_told_to_the_engine_as_sanmills_options() {
         "--seed",
         "3",
     ]);
-    assert!(!ok && err.contains("unsupported setoption: setoption name PiecesCount value 5"), "{err}");
+    assert!(
+        !ok && err.contains("unsupported setoption: setoption name PiecesCount value 5"),
+        "{err}"
+    );
     // millbase's engine can: sent PiecesCount 5, it plays standard-5 (with nine stones
     // it would place where a move is due, an illegal ply).
     let s = summary(&[

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 enum Kind {
     /// `type check`: `true` or `false` (Sanmill also reads 1/0, yes/no, on/off).
     Check,
-    /// `type spin`: a whole number from `.0` to `.1`.
+    /// `type spin`: a whole number from `.0` to `.1` (Sanmill's range).
     Spin(u32, u32),
 }
 
@@ -84,7 +84,7 @@ const fn check(name: &'static str, default: &'static str) -> Def {
 /// Sanmill's rule options, in the order of its option list, and what each rule set
 /// of [`COLUMNS`] needs of them.
 const TABLE: &[(Def, [Cell; 5])] = &[
-    (spin("PiecesCount", 3, 12, "9"), [Stones; 5]),
+    (spin("PiecesCount", 9, 12, "9"), [Stones; 5]),
     (
         spin("flyPieceCount", 3, 4, "3"),
         [Is("3"), Is("3"), Is("3"), Is("3"), Any],
@@ -114,7 +114,10 @@ const TABLE: &[(Def, [Cell; 5])] = &[
     (check("InterventionCaptureEnabled", "false"), [F; 5]),
     (check("InterventionCaptureOnSquareEdges", "true"), [Any; 5]),
     (check("InterventionCaptureOnCrossLines", "true"), [Any; 5]),
-    (check("InterventionCaptureOnDiagonalLines", "true"), [Any; 5]),
+    (
+        check("InterventionCaptureOnDiagonalLines", "true"),
+        [Any; 5],
+    ),
     (check("InterventionCaptureInPlacingPhase", "true"), [Any; 5]),
     (check("InterventionCaptureInMovingPhase", "true"), [Any; 5]),
     (
@@ -148,6 +151,9 @@ const TABLE: &[(Def, [Cell; 5])] = &[
     (spin("EndgameNMoveRule", 5, 200, "100"), [Ignored; 5]),
     (check("ThreefoldRepetitionRule", "true"), [Ignored; 5]),
 ];
+
+/// The fewest stones per side `PiecesCount` takes here (Sanmill: 9).
+const FEWEST_STONES: u32 = 3;
 
 /// Other spellings Sanmill reads (besides any case and spaces between words).
 const ALIASES: &[(&str, &str)] = &[("piececount", "PiecesCount")];
@@ -225,12 +231,14 @@ pub fn sanmill_options(rules: &Rules) -> Result<Vec<(&'static str, String)>, Str
     TABLE
         .iter()
         .map(|(def, cells)| {
-            sent(def, cells[c], rules).map(|v| (def.name, v)).ok_or_else(|| {
-                format!(
-                    "no value of Sanmill's option {} gives the full board of {}",
-                    def.name, rules.name
-                )
-            })
+            sent(def, cells[c], rules)
+                .map(|v| (def.name, v))
+                .ok_or_else(|| {
+                    format!(
+                        "no value of Sanmill's option {} gives the full board of {}",
+                        def.name, rules.name
+                    )
+                })
         })
         .collect()
 }
@@ -280,11 +288,19 @@ impl RuleValues {
             Kind::Check => match value.to_ascii_lowercase().as_str() {
                 "true" | "1" | "yes" | "on" => "true".to_string(),
                 "false" | "0" | "no" | "off" => "false".to_string(),
-                _ => return Err(format!("option {} value '{value}': not true or false", def.name)),
+                _ => {
+                    return Err(format!(
+                        "option {} value '{value}': not true or false",
+                        def.name
+                    ));
+                }
             },
             Kind::Spin(min, max) => match value.parse::<u32>() {
+                // PiecesCount also 3 to 8 here: the reduced games NAME-N.
+                Ok(n) if i == 0 && (FEWEST_STONES..=max).contains(&n) => n.to_string(),
                 Ok(n) if (min..=max).contains(&n) => n.to_string(),
                 _ => {
+                    let min = if i == 0 { FEWEST_STONES } else { min };
                     return Err(format!(
                         "option {} value '{value}': not a number from {min} to {max}",
                         def.name
@@ -297,7 +313,9 @@ impl RuleValues {
     }
 
     fn get(&self, i: usize) -> &str {
-        self.values.get(&i).map_or(TABLE[i].0.default, String::as_str)
+        self.values
+            .get(&i)
+            .map_or(TABLE[i].0.default, String::as_str)
     }
 
     /// The options whose value is not Sanmill's default (with `PiecesCount` always),
@@ -332,7 +350,10 @@ impl RuleValues {
             for (i, (def, cells)) in TABLE.iter().enumerate() {
                 match want(cells[c], rules) {
                     Ok(Some(v)) if v != self.get(i) => needs.push(format!("{} {v}", def.name)),
-                    Ok(_) => off += usize::from(sent(def, cells[c], rules).as_deref() != Some(self.get(i))),
+                    Ok(_) => {
+                        off +=
+                            usize::from(sent(def, cells[c], rules).as_deref() != Some(self.get(i)))
+                    }
                     Err(()) => expressible = false,
                 }
             }
@@ -349,12 +370,11 @@ impl RuleValues {
             let nearest = fits
                 .iter()
                 .min_by_key(|f| f.1.len())
-                .map(|(rules, needs, _)| format!("; nearest: {}, which has {}", rules.name, needs.join(", ")))
+                .map(|(rules, needs, _)| {
+                    format!("; nearest: {}, which has {}", rules.name, needs.join(", "))
+                })
                 .unwrap_or_default();
-            format!(
-                "no rule set has the options {}{nearest}",
-                self.described()
-            )
+            format!("no rule set has the options {}{nearest}", self.described())
         })
     }
 }
@@ -415,11 +435,39 @@ mod tests {
                         assert_eq!(RuleValues::of(rules), values);
                     }
                     // Only lasker's full board (12 stones) has no Sanmill value.
-                    Err(e) => assert_eq!((rules.name, e.contains("full board")), ("lasker-12", true)),
+                    Err(e) => {
+                        assert_eq!((rules.name, e.contains("full board")), ("lasker-12", true))
+                    }
                 }
             }
         }
         assert!(sanmill_options(Rules::by_name("six").unwrap()).is_err());
+    }
+
+    /// The rows of `docs/RULES.md`'s table, as the table writes them.
+    fn doc_rows() -> Vec<String> {
+        table_text()
+            .into_iter()
+            .zip(kind_text())
+            .map(|((name, cells), kind)| format!("| `{name}` | {kind} | {} |", cells.join(" | ")))
+            .collect()
+    }
+
+    #[test]
+    fn the_table_of_rules_md_is_this_one() {
+        let doc = include_str!("../../../docs/RULES.md");
+        let section = doc
+            .split("### Option values for each rule set")
+            .nth(1)
+            .expect("RULES.md has the section");
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+        let want = doc_rows();
+        assert_eq!(rows, want, "RULES.md should have:\n{}", want.join("\n"));
+        let header = format!(
+            "| option | type, range, default | {} |",
+            COLUMNS.map(|c| format!("`{c}`")).join(" | ")
+        );
+        assert!(section.contains(&header), "{header}");
     }
 
     #[test]
@@ -442,14 +490,20 @@ mod tests {
         assert_eq!(v.resolve().unwrap().name, "lasker");
         set(&mut v, "MayFly", "false");
         let e = v.resolve().unwrap_err();
-        assert!(e.contains("MayFly false") && e.contains("MayMoveInPlacingPhase true"), "{e}");
+        assert!(
+            e.contains("MayFly false") && e.contains("MayMoveInPlacingPhase true"),
+            "{e}"
+        );
         assert!(e.contains("nearest: "), "{e}");
         set(&mut v, "MayMoveInPlacingPhase", "false");
         set(&mut v, "flyPieceCount", "4");
         assert_eq!(v.resolve().unwrap().name, "no-flying-10");
         set(&mut v, "MayFly", "true");
         let e = v.resolve().unwrap_err();
-        assert!(e.contains("flyPieceCount 4") && e.contains("flyPieceCount 3"), "{e}");
+        assert!(
+            e.contains("flyPieceCount 4") && e.contains("flyPieceCount 3"),
+            "{e}"
+        );
         assert_eq!(v.set("Hash", "3"), Ok(false));
         assert!(v.set("PiecesCount", "13").is_err());
         assert!(v.set("MayFly", "maybe").is_err());

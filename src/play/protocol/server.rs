@@ -12,8 +12,7 @@
 
 pub use crate::play::protocol::options::Options;
 use crate::play::protocol::options::{
-    MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, option_lines, parse_bool, parse_in,
-    parse_setoption,
+    MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, option_lines, parse_bool, parse_in, parse_setoption,
 };
 use crate::play::protocol::rule_options::RuleValues;
 use crate::play::protocol::wire::score_text;
