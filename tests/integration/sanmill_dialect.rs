@@ -288,6 +288,22 @@ fn rule_options_start_from_the_rules_of_the_session_and_must_be_those_of_its_dir
         .map(|l| l.split_whitespace().nth(5).unwrap())
         .collect();
     assert_eq!(hands, ["5", "9"], "{lines:?}");
+    // six, which no options describe, stays six when sent Sanmill's defaults and
+    // the options no rule set depends on; a default changed makes it standard.
+    let lines = session(
+        &["--rules", "six"],
+        "setoption name PiecesCount value 9\nsetoption name NMoveRule value 50\nd\n\
+         setoption name MayFly value false\nd\n",
+    );
+    let boards: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        boards,
+        ["********/********", "********/********/********"],
+        "{lines:?}"
+    );
     // A directory of the 4-stone game gives its rules to the session.
     let dir = std::env::temp_dir().join(format!("mb-dialect-rules-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -255,6 +255,18 @@ pub fn sanmill_setup(rules: &Rules) -> Result<Vec<(&'static str, String)>, Strin
         .collect())
 }
 
+/// What [`RuleValues::set`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Set {
+    /// The name is not one of Sanmill's rule options.
+    NotARuleOption,
+    /// The value was recorded and cannot change the rule set described: the one it
+    /// had, or an option no rule set depends on (`NMoveRule`, ...).
+    Unchanged,
+    /// The value was recorded and may change the rule set described.
+    Changed,
+}
+
 /// A value of Sanmill's rule options for each of them, as a driver has set them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuleValues {
@@ -277,11 +289,11 @@ impl RuleValues {
         }
     }
 
-    /// Sets option `name` to `value` (as Sanmill reads them). `Ok(false)` when
-    /// `name` is not a rule option; an error when the value is not one it takes.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<bool, String> {
+    /// Sets option `name` to `value` (as Sanmill reads them); an error when the
+    /// value is not one the option takes.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<Set, String> {
         let Some(i) = find(name) else {
-            return Ok(false);
+            return Ok(Set::NotARuleOption);
         };
         let def = &TABLE[i].0;
         let v = match def.kind {
@@ -308,8 +320,12 @@ impl RuleValues {
                 }
             },
         };
-        self.values.insert(i, v);
-        Ok(true)
+        let ignored = TABLE[i].1.iter().all(|&c| c == Ignored);
+        Ok(match self.values.insert(i, v.clone()) {
+            Some(old) if old == v => Set::Unchanged,
+            _ if ignored => Set::Unchanged,
+            _ => Set::Changed,
+        })
     }
 
     fn get(&self, i: usize) -> &str {
@@ -429,7 +445,7 @@ mod tests {
                     Ok(sent) => {
                         let mut values = RuleValues::of(Rules::standard());
                         for (option, value) in &sent {
-                            assert!(values.set(option, value).unwrap(), "{option}");
+                            assert_ne!(values.set(option, value), Ok(Set::NotARuleOption));
                         }
                         assert_eq!(values.resolve().map(|r| r.name), Ok(rules.name));
                         assert_eq!(RuleValues::of(rules), values);
@@ -473,7 +489,7 @@ mod tests {
     #[test]
     fn values_resolve_and_refuse() {
         let mut v = RuleValues::of(Rules::standard());
-        let set = |v: &mut RuleValues, o: &str, x: &str| assert_eq!(v.set(o, x), Ok(true));
+        let set = |v: &mut RuleValues, o: &str, x: &str| assert!(v.set(o, x).is_ok());
         assert_eq!(v.resolve().unwrap().name, "standard");
         set(&mut v, "pieces count", "12");
         assert_eq!(v.resolve().unwrap().name, "standard-12");
@@ -504,7 +520,10 @@ mod tests {
             e.contains("flyPieceCount 4") && e.contains("flyPieceCount 3"),
             "{e}"
         );
-        assert_eq!(v.set("Hash", "3"), Ok(false));
+        assert_eq!(v.set("Hash", "3"), Ok(Set::NotARuleOption));
+        assert_eq!(v.set("MayFly", "on"), Ok(Set::Unchanged));
+        assert_eq!(v.set("NMoveRule", "50"), Ok(Set::Unchanged));
+        assert_eq!(v.set("MayFly", "off"), Ok(Set::Changed));
         assert!(v.set("PiecesCount", "13").is_err());
         assert!(v.set("MayFly", "maybe").is_err());
     }

@@ -14,7 +14,7 @@ pub use crate::play::protocol::options::Options;
 use crate::play::protocol::options::{
     MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, option_lines, parse_bool, parse_in, parse_setoption,
 };
-use crate::play::protocol::rule_options::RuleValues;
+use crate::play::protocol::rule_options::{RuleValues, Set};
 use crate::play::protocol::wire::score_text;
 pub use crate::play::protocol::wire::{final_lines, info_line, sanmill_token};
 use crate::rules::Rules;
@@ -337,11 +337,12 @@ impl<W: Write + Send + 'static> Uci<W> {
                     self.engine().set_threads(t);
                 }),
             _ => match self.rule_values.set(&name, &value) {
-                Ok(true) => {
+                Ok(Set::Changed) => {
                     self.rules_pending = true;
                     Ok(())
                 }
-                Ok(false) => Err(format!("unknown option '{name}'")),
+                Ok(Set::Unchanged) => Ok(()),
+                Ok(Set::NotARuleOption) => Err(format!("unknown option '{name}'")),
                 Err(e) => Err(e),
             },
         };
