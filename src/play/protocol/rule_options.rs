@@ -56,7 +56,7 @@ pub enum Cell {
 
 use Cell::{Any, IfFull, IfNearlyFull, Ignored, Is, Stones};
 
-/// The rule sets that Sanmill's options describe, in the columns of [`TABLE`]. The
+/// The rule sets that Sanmill's options describe, the columns of the table. The
 /// other rule sets (`six`: a board of 16 points) have no Sanmill options.
 pub const COLUMNS: [&str; 5] = ["standard", "lasker", "morabaraba", "twelve", "no-flying"];
 
@@ -421,7 +421,7 @@ pub fn table_text() -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// Sanmill's type, range and default of an option as `docs/RULES.md` writes them
-/// (`spin 9–12, 9`; `check, false`), in [`TABLE`] order.
+/// (`spin 9–12, 9`; `check, false`), in the table's order.
 pub fn kind_text() -> Vec<String> {
     TABLE
         .iter()
