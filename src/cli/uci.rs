@@ -25,7 +25,8 @@ pub struct UciArgs {
     /// The rules played: `standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`,
     /// `six`, each also `NAME-N` with N stones per side. Default: the rules of `--db`'s
     /// directory, or `standard`. Sanmill's rule options (`PiecesCount`, `MayFly`, ...)
-    /// are checked against these, and a `DatabasePath` of other rules is refused.
+    /// change them to the rule set they describe; a `DatabasePath` of other rules is
+    /// refused.
     #[arg(long, value_parser = super::db::rules_arg)]
     rules: Option<&'static Rules>,
 }
@@ -60,7 +61,7 @@ pub fn uci(args: UciArgs) -> Result<ExitCode> {
             .rules(),
         None => args.rules.unwrap_or(Rules::standard()),
     };
-    let opener: EndgameOpener = Box::new(move |dir: &Path| {
+    let opener: EndgameOpener = Box::new(|dir: &Path, rules: &'static Rules| {
         open_tablebase(dir, Some(rules)).map(|tb| Arc::new(tb) as Arc<dyn Endgame>)
     });
     let mut session = Uci::new(rules, std::io::stdout(), Some(opener));

@@ -25,6 +25,7 @@ mod perft_naive;
 mod repack;
 mod rules_core;
 mod sanmill_dialect;
+mod sanmill_legal;
 mod sanmill_standin;
 #[cfg(feature = "serve")]
 mod serve;

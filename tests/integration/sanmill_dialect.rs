@@ -1,7 +1,7 @@
 //! `millbase uci` as Sanmill's tools drive it: one closing line in Sanmill's form
 //! (`--sanmill-bestmove`), a removal as a search of its own, `go depth 0`, `go topn N`,
-//! and Sanmill's rule options accepted when they are the rules here, refused with an
-//! `info string` naming them otherwise.
+//! and Sanmill's rule options resolved to the one rule set they describe, refused
+//! with an `info string` naming them when they describe none.
 
 use millbase::Rules;
 use millbase::rules::notation::parse_ply;
@@ -165,54 +165,106 @@ fn go_topn_ranks_the_root_moves_before_the_closing_line() {
 }
 
 #[test]
-fn sanmills_rule_options_are_accepted_when_they_are_the_rules_here() {
-    let accepted = [
-        "PiecesCount value 9",
-        "flyPieceCount value 3",
-        "PiecesAtLeastCount value 3",
-        "HasDiagonalLines value false",
-        "MayFly value true",
-        "MayRemoveFromMillsAlways value false",
-        "CustodianCaptureEnabled value false",
-        "LeapCaptureOnSquareEdges value true",
-        "StalemateAction value 0",
-        "BoardFullAction value 2",
-        "NMoveRule value 50",
-        "EndgameNMoveRule value 10",
-        "ThreefoldRepetitionRule value false",
-        "Threads value 1",
-        "MoveTime value 2",
-    ];
-    let refused = [
-        ("PiecesCount value 12", "PiecesCount"),
-        ("HasDiagonalLines value true", "HasDiagonalLines"),
-        ("MayFly value false", "MayFly"),
+fn sanmills_rule_options_take_effect_together_as_the_one_rule_set_they_describe() {
+    // Options that only matter together (no rule set has 12 stones and no
+    // diagonals with a full board drawn), then `isready`: morabaraba, silently.
+    let lines = session(
+        &[],
+        "setoption name BoardFullAction value 4\nsetoption name PiecesCount value 12\n\
+         setoption name HasDiagonalLines value true\nisready\n\
+         position startpos moves a1 d7 b2 d6 c3\nd\n",
+    );
+    assert_eq!(lines[0], "readyok", "{lines:?}");
+    // c3 closes the diagonal a1-b2-c3: a removal pending, 12 stones a side.
+    let fen: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!((fen[3], fen[5], fen[7]), ("r", "9", "10"), "{lines:?}");
+    // Each option alone with `isready`: the rule set after each, or the refusal.
+    let steps = [
+        ("PiecesCount value 10", None),
+        ("MayMoveInPlacingPhase value on", None),
+        ("MayFly value false", Some("MayFly false")),
+        ("MayMoveInPlacingPhase value false", None),
+        ("flyPieceCount value 4", None),
+        (
+            "MayRemoveMultiple value true",
+            Some("MayRemoveMultiple true"),
+        ),
+        ("MayRemoveMultiple value false", None),
         (
             "CustodianCaptureEnabled value true",
-            "CustodianCaptureEnabled",
+            Some("CustodianCaptureEnabled true"),
         ),
-        ("MayMoveInPlacingPhase value true", "MayMoveInPlacingPhase"),
-        ("StalemateAction value 1", "StalemateAction"),
+        ("CustodianCaptureEnabled value false", None),
+        ("LeapCaptureOnSquareEdges value false", None),
+        ("NMoveRule value 50", None),
+        ("ThreefoldRepetitionRule value false", None),
+        ("PiecesCount value 13", Some("from 3 to 12")),
+        ("MayFly value perhaps", Some("true or false")),
     ];
     let mut input = String::new();
-    for o in accepted.iter().chain(refused.iter().map(|r| &r.0)) {
-        input.push_str(&format!("setoption name {o}\nisready\n"));
+    for (option, _) in steps {
+        input.push_str(&format!("setoption name {option}\nisready\nd\n"));
     }
     let lines = session(&[], &input);
-    // One readyok per option, an error line before it exactly for the refused ones.
     let mut answers = lines.split(|l| l == "readyok");
-    for o in accepted {
-        assert_eq!(answers.next().unwrap(), &[] as &[String], "{o}");
-    }
-    for (o, name) in refused {
+    let mut fens = Vec::new();
+    for (option, refused) in steps {
         let said = answers.next().unwrap();
-        assert_eq!(said.len(), 1, "{o}: {said:?}");
-        assert!(
-            said[0].starts_with("info string error: option ")
-                && said[0].contains(name)
-                && said[0].contains("refused"),
-            "{o}: {said:?}"
+        // The FEN printed by `d` after the previous `isready` comes first.
+        let errors: Vec<&String> = said
+            .iter()
+            .filter(|l| l.starts_with("info string"))
+            .collect();
+        fens.extend(
+            said.iter()
+                .filter(|l| !l.starts_with("info string"))
+                .cloned(),
         );
+        match refused {
+            None => assert!(errors.is_empty(), "{option}: {said:?}"),
+            Some(name) => assert!(
+                errors.len() == 1
+                    && errors[0].starts_with("info string error: ")
+                    && errors[0].contains(name),
+                "{option}: {said:?}"
+            ),
+        }
+    }
+    fens.extend(answers.next().unwrap().iter().cloned());
+    // The stones in hand at the start of each step's rule set: standard-10, lasker
+    // (10), the refusal keeps lasker, standard-10, no-flying-10 (flyPieceCount 4
+    // with MayFly false), ...
+    let hands: Vec<&str> = fens
+        .iter()
+        .map(|f| f.split_whitespace().nth(5).unwrap())
+        .collect();
+    assert!(hands.iter().all(|&h| h == "10"), "{fens:?}");
+}
+
+#[test]
+fn the_rule_set_reached_is_played() {
+    // Three white stones against three: standard flies (3 x 18 empty points),
+    // no-flying (MayFly false) slides.
+    let fen = "O*O*O***/@*******/*****@*@ w m s 3 0 3 0 0 0 -1 -1 -1 -1 0 0 30";
+    let root_moves = |options: &str| -> Vec<String> {
+        let lines = session(
+            &[],
+            &format!("{options}position fen {fen}\ngo depth 1 topn 99\n"),
+        );
+        lines
+            .iter()
+            .filter(|l| l.starts_with("info topn"))
+            .map(|l| l.split_whitespace().nth(5).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(root_moves("").len(), 54);
+    let slides = root_moves("setoption name MayFly value false\n");
+    let rules = Rules::standard();
+    assert!(!slides.is_empty());
+    for m in &slides {
+        let (from, to) = m.split_once('-').unwrap();
+        let (from, to) = (rules.point(from).unwrap(), rules.point(to).unwrap());
+        assert!(rules.adjacency[usize::from(from)] >> to & 1 == 1, "{m}");
     }
 }
 
@@ -224,16 +276,33 @@ fn answer_to(args: &[&str], option: &str) -> Vec<String> {
 }
 
 #[test]
-fn rule_options_are_checked_against_the_rules_of_the_session_and_its_directory() {
-    // --rules standard-5: five stones per side is right, nine is refused.
-    assert_eq!(
-        answer_to(&["--rules", "standard-5"], "PiecesCount value 5"),
-        Vec::<String>::new()
+fn rule_options_start_from_the_rules_of_the_session_and_must_be_those_of_its_directory() {
+    // --rules standard-5: the session starts with five stones a side, and
+    // PiecesCount 9 makes it standard.
+    let lines = session(
+        &["--rules", "standard-5"],
+        "d\nsetoption name PiecesCount value 9\nd\n",
     );
-    let refused = answer_to(&["--rules", "standard-5"], "PiecesCount value 9");
-    assert!(
-        refused.len() == 1 && refused[0].contains("standard-5") && refused[0].contains("refused"),
-        "{refused:?}"
+    let hands: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().nth(5).unwrap())
+        .collect();
+    assert_eq!(hands, ["5", "9"], "{lines:?}");
+    // six, which no options describe, stays six when sent Sanmill's defaults and
+    // the options no rule set depends on; a default changed makes it standard.
+    let lines = session(
+        &["--rules", "six"],
+        "setoption name PiecesCount value 9\nsetoption name NMoveRule value 50\nd\n\
+         setoption name MayFly value false\nd\n",
+    );
+    let boards: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        boards,
+        ["********/********", "********/********/********"],
+        "{lines:?}"
     );
     // A directory of the 4-stone game gives its rules to the session.
     let dir = std::env::temp_dir().join(format!("mb-dialect-rules-{}", std::process::id()));
@@ -250,7 +319,15 @@ fn rule_options_are_checked_against_the_rules_of_the_session_and_its_directory()
         answer_to(&["--db", db], "PiecesCount value 4"),
         Vec::<String>::new()
     );
-    assert_eq!(answer_to(&["--db", db], "PiecesCount value 9").len(), 1);
+    // Options describing other rules than the directory's are refused, naming both.
+    let refused = answer_to(&["--db", db], "PiecesCount value 9");
+    assert!(
+        refused.len() == 1
+            && refused[0].starts_with("info string error: ")
+            && refused[0].contains("describe standard,")
+            && refused[0].contains("rules standard-4"),
+        "{refused:?}"
+    );
     // The same directory is refused by a standard session, at start and by option.
     let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
         .args(["uci", "--rules", "standard", "--db", db])

@@ -125,3 +125,62 @@ fn an_option_the_engine_refuses_stops_the_run_naming_it() {
         "{err}"
     );
 }
+
+#[test]
+fn the_rules_are_told_to_the_engine_as_sanmills_options() {
+    // Morabaraba: the engine is sent the table's options and plays a whole game.
+    let s = summary(&[
+        &format!("uci:depth=2:{}", standin("morabaraba.txt")),
+        "random",
+        "--rules",
+        "morabaraba",
+        "--games",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(s["engine_endings"], serde_json::json!([]), "{s}");
+    assert_eq!(
+        (s["games"].as_u64(), s["a_wins"].as_u64()),
+        (Some(1), Some(1)),
+        "{s}"
+    );
+    let rules = millbase::Rules::by_name("morabaraba").unwrap();
+    let want: Vec<String> = millbase::play::protocol::rule_options::sanmill_setup(rules)
+        .unwrap()
+        .iter()
+        .map(|(n, v)| format!("> setoption name {n} value {v}"))
+        .collect();
+    assert_eq!(want.len(), 3);
+    let text = std::fs::read_to_string(recording("morabaraba.txt")).unwrap();
+    for line in &want {
+        assert!(text.lines().any(|l| l == line), "{line}");
+    }
+    // Sanmill's engine cannot play five stones a side: the run stops naming the option.
+    let (ok, _, err) = arena(&[
+        &format!("uci:depth=2:{}", standin("refused-standard-5.txt")),
+        "random",
+        "--rules",
+        "standard-5",
+        "--games",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert!(
+        !ok && err.contains("unsupported setoption: setoption name PiecesCount value 5"),
+        "{err}"
+    );
+    // millbase's engine can: sent PiecesCount 5, it plays standard-5 (with nine stones
+    // it would place where a move is due, an illegal ply).
+    let s = summary(&[
+        &format!("uci:depth=2:{} uci", env!("CARGO_BIN_EXE_millbase")),
+        "random",
+        "--rules",
+        "standard-5",
+        "--games",
+        "2",
+    ]);
+    assert_eq!(s["engine_endings"], serde_json::json!([]), "{s}");
+    assert_eq!(s["games"], 2, "{s}");
+}

@@ -16,6 +16,7 @@
 //! none`, its `info string sanmill_error {...}` lines (with `StrictFailurePolicy`),
 //! an illegal answer, an engine that exits, and one silent past the timeout.
 
+use crate::play::protocol::rule_options;
 use crate::play::protocol::wire::sanmill_token;
 use crate::rules::Rules;
 use crate::rules::fen;
@@ -78,13 +79,16 @@ pub struct ClientConfig {
     /// Limits of each search.
     pub go: GoLimits,
     /// `setoption name N value V` lines, sent in this order after the client's own
-    /// (`MoveTimeMs 0` when no move time is given, `Shuffling false`), so they win.
+    /// (`MoveTimeMs 0` when no move time is given, `Shuffling false`, then Sanmill's
+    /// rule options for [`ClientConfig::rules`] where they differ from Sanmill's
+    /// defaults, see [`rule_options::sanmill_setup`]), so they win.
     pub options: Vec<(String, String)>,
     /// Sent as `setoption name DatabasePath value DIR`.
     pub database: Option<PathBuf>,
     /// How long one search may take.
     pub timeout: Duration,
-    /// The rules of the games: how positions are sent and plies read.
+    /// The rules of the games: told to the engine as Sanmill's rule options; how
+    /// positions are sent and plies read.
     pub rules: &'static Rules,
 }
 
@@ -234,6 +238,12 @@ impl UciClient {
             options.push(("MoveTimeMs".to_string(), "0".to_string()));
         }
         options.push(("Shuffling".into(), "false".into()));
+        // The rules, before the database (whose rules must be these): the rule options
+        // that differ from Sanmill's defaults. Rules that Sanmill's options cannot
+        // describe (`six`) are sent nothing: the engine plays them by its command line.
+        if let Ok(rule_options) = rule_options::sanmill_setup(config.rules) {
+            options.extend(rule_options.into_iter().map(|(n, v)| (n.to_string(), v)));
+        }
         if let Some(dir) = &config.database {
             options.push(("DatabasePath".into(), dir.display().to_string()));
         }

@@ -1,8 +1,6 @@
 //! The server's options: what `uci` announces, the values `setoption` accepts
-//! (their ranges, how they are parsed) and Sanmill's rule options, which must
-//! match the rules being played. [`super::server`] applies them to its engine.
-
-use crate::rules::Rules;
+//! (their ranges, how they are parsed). [`super::server`] applies them to its
+//! engine; Sanmill's rule options are [`super::rule_options`].
 
 /// Largest transposition table the `Hash` option accepts, in MiB.
 pub(super) const MAX_HASH_MB: usize = 65_536;
@@ -124,63 +122,5 @@ pub(super) fn parse_bool(value: &str) -> Result<bool, String> {
         "true" => Ok(true),
         "false" => Ok(false),
         _ => Err(format!("'{value}' is not true or false")),
-    }
-}
-
-/// What a Sanmill rule option must say for `rules`.
-pub(super) enum RuleOption {
-    /// Any value: the option cannot matter under these rules (a capture kind that
-    /// is off, a full board that cannot happen) or is adjudicated by the driver
-    /// (Sanmill's N-move and threefold-repetition rules).
-    Any,
-    /// Exactly this value.
-    Must(String),
-}
-
-/// The value Sanmill's rule option `key` (lower case) must have for `rules`; `None`
-/// when `key` is not one of Sanmill's rule options.
-pub(super) fn rule_option(rules: &Rules, key: &str) -> Option<RuleOption> {
-    let key: String = key.chars().filter(|c| !c.is_whitespace()).collect();
-    let must = |v: String| Some(RuleOption::Must(v));
-    let off = || must("false".into());
-    match key.as_str() {
-        "piecescount" | "piececount" => must(rules.stones.to_string()),
-        "mayfly" => must(rules.fly_with.is_some().to_string()),
-        "flypiececount" => match rules.fly_with {
-            Some(n) => must(n.to_string()),
-            None => Some(RuleOption::Any),
-        },
-        "piecesatleastcount" => must("3".into()),
-        "hasdiagonallines" => must(rules.diagonal_lines.to_string()),
-        "maymoveinplacingphase" => must(rules.move_in_placement.to_string()),
-        "millformationactioninplacingphase" | "stalemateaction" => must("0".into()),
-        "isdefendermovefirst"
-        | "mayremovemultiple"
-        | "mayremovefrommillsalways"
-        | "restrictrepeatedmillsformation"
-        | "onetimeusemill"
-        | "custodiancaptureenabled"
-        | "interventioncaptureenabled"
-        | "leapcaptureenabled" => off(),
-        "boardfullaction" | "stopplacingwhentwoemptysquares"
-            if 2 * usize::from(rules.stones) + 2 < rules.points() =>
-        {
-            Some(RuleOption::Any)
-        }
-        "boardfullaction" => must(
-            match rules.full_board {
-                crate::rules::FullBoard::StuckLoses => "0",
-                crate::rules::FullBoard::Draw => "4",
-            }
-            .into(),
-        ),
-        "nmoverule" | "endgamenmoverule" | "threefoldrepetitionrule" => Some(RuleOption::Any),
-        k if ["custodiancapture", "interventioncapture", "leapcapture"]
-            .iter()
-            .any(|p| k.starts_with(p)) =>
-        {
-            Some(RuleOption::Any)
-        }
-        _ => None,
     }
 }

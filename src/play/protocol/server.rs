@@ -2,7 +2,9 @@
 //! `docs/PROTOCOL.md` for every line read and written).
 //!
 //! A [`Uci`] reads one command per line. Searches run on their own thread, so
-//! `stop`, `isready` and `quit` are answered while one runs. Each search ends with
+//! `stop`, `isready` and `quit` are answered while one runs. Sanmill's rule options
+//! are collected as they come and take effect together at the next `isready`,
+//! `ucinewgame`, `position`, `go` or `d` (see [`RuleValues::resolve`]). Each search ends with
 //! Sanmill's single line `info depth D score cp N nodes N bestmove TOKEN` (scores
 //! from White's point of view, a capture's removal left for the next search) and a
 //! standard `bestmove PLY` line (the removal joined: `d7xf4`). Bad input gets an
@@ -10,9 +12,9 @@
 
 pub use crate::play::protocol::options::Options;
 use crate::play::protocol::options::{
-    MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, RuleOption, option_lines, parse_bool, parse_in,
-    parse_setoption, rule_option,
+    MAX_HASH_MB, MAX_MOVE_TIME_MS, MAX_SKILL, option_lines, parse_bool, parse_in, parse_setoption,
 };
+use crate::play::protocol::rule_options::{RuleValues, Set};
 use crate::play::protocol::wire::score_text;
 pub use crate::play::protocol::wire::{final_lines, info_line, sanmill_token};
 use crate::rules::Rules;
@@ -28,9 +30,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Opens a database directory as a source of exact values (set by the program that
-/// has a database reader; without one, `DatabasePath` is refused).
-pub type EndgameOpener = Box<dyn Fn(&Path) -> Result<Arc<dyn Endgame>, String> + Send>;
+/// Opens a database directory as a source of exact values for the rules given, or
+/// says why not (its databases are of other rules, ...). Set by the program that has
+/// a database reader; without one, `DatabasePath` is refused.
+pub type EndgameOpener =
+    Box<dyn Fn(&Path, &'static Rules) -> Result<Arc<dyn Endgame>, String> + Send>;
 
 /// How long a search still running at the end of input may go on before it is
 /// stopped and answered.
@@ -58,6 +62,10 @@ pub struct Uci<W: Write + Send + 'static> {
     running: Option<Running>,
     game: Game,
     options: Options,
+    /// Sanmill's rule options as the driver set them.
+    rule_values: RuleValues,
+    /// Whether a rule option was set since the rules were last settled.
+    rules_pending: bool,
     opener: Option<EndgameOpener>,
 }
 
@@ -86,6 +94,8 @@ impl<W: Write + Send + 'static> Uci<W> {
             running: None,
             game: start_game(rules),
             options,
+            rule_values: RuleValues::of(rules),
+            rules_pending: false,
             opener,
         }
     }
@@ -93,6 +103,12 @@ impl<W: Write + Send + 'static> Uci<W> {
     /// The current options.
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The rules played: those the session started with, or those Sanmill's rule
+    /// options described when they last took effect.
+    pub fn rules(&self) -> &'static Rules {
+        self.rules
     }
 
     /// Reads commands until `quit` or the end of input. At the end of input a running
@@ -135,6 +151,9 @@ impl<W: Write + Send + 'static> Uci<W> {
         let line = line.trim();
         let (command, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
+        if matches!(command, "isready" | "ucinewgame" | "position" | "go" | "d") {
+            self.settle_rules();
+        }
         match command {
             "" => {}
             "uci" => self.uci(),
@@ -208,6 +227,36 @@ impl<W: Write + Send + 'static> Uci<W> {
             reductions: self.options.reductions,
             threads: self.options.threads,
         }
+    }
+
+    /// Puts the rule options set since the last time into effect: the rule set they
+    /// describe replaces the one played (with a new engine and the start position),
+    /// unless they describe none, or the database set is of other rules; then an
+    /// error names the options or both rule sets, and the rules stay.
+    fn settle_rules(&mut self) {
+        if !std::mem::take(&mut self.rules_pending) {
+            return;
+        }
+        let now = self.rules.name;
+        let rules = match self.rule_values.resolve() {
+            Ok(rules) if rules.name == now => return,
+            Ok(rules) => rules,
+            Err(e) => return self.error(&format!("{e}: the rules stay {now}")),
+        };
+        if let Some(dir) = &self.options.database {
+            return self.error(&format!(
+                "the rule options describe {}, but the databases of DatabasePath {dir} are of the rules {now}: the rules stay {now} (set DatabasePath to <empty> or to a directory of {} first)",
+                rules.name, rules.name
+            ));
+        }
+        self.finish(true);
+        self.rules = rules;
+        let mut engine = Engine::new(rules, self.engine_config());
+        if self.options.shuffling {
+            engine.set_shuffle(Some(time_seed()));
+        }
+        self.engine = Some(engine);
+        self.game = start_game(rules);
     }
 
     fn new_game(&mut self) {
@@ -287,14 +336,14 @@ impl<W: Write + Send + 'static> Uci<W> {
                     self.options.threads = t;
                     self.engine().set_threads(t);
                 }),
-            key => match rule_option(self.rules, key) {
-                Some(RuleOption::Any) => Ok(()),
-                Some(RuleOption::Must(want)) if value.eq_ignore_ascii_case(&want) => Ok(()),
-                Some(RuleOption::Must(want)) => Err(format!(
-                    "option {name} value {value} refused: the rules here ({}) have {name} {want}",
-                    self.rules.name
-                )),
-                None => Err(format!("unknown option '{name}'")),
+            _ => match self.rule_values.set(&name, &value) {
+                Ok(Set::Changed) => {
+                    self.rules_pending = true;
+                    Ok(())
+                }
+                Ok(Set::Unchanged) => Ok(()),
+                Ok(Set::NotARuleOption) => Err(format!("unknown option '{name}'")),
+                Err(e) => Err(e),
             },
         };
         if let Err(e) = result {
@@ -303,6 +352,8 @@ impl<W: Write + Send + 'static> Uci<W> {
     }
 
     fn set_database(&mut self, value: &str) -> Result<(), String> {
+        // The database must be of the rules the options set before it describe.
+        self.settle_rules();
         if value.is_empty() || value == "<empty>" {
             self.options.database = None;
             self.engine().set_endgame(None);
@@ -312,7 +363,7 @@ impl<W: Write + Send + 'static> Uci<W> {
             .opener
             .as_ref()
             .ok_or("this program cannot read databases")?;
-        let endgame = opener(Path::new(value))?;
+        let endgame = opener(Path::new(value), self.rules)?;
         self.options.database = Some(value.to_string());
         self.engine().set_endgame(Some(endgame));
         Ok(())
