@@ -2,6 +2,7 @@
 //! finished, checking memory first, writing files and the manifest.
 
 pub(crate) mod frontier;
+pub(crate) mod hook;
 pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;
@@ -16,6 +17,7 @@ use crate::table::index::Index;
 use crate::table::pack::repack::RepackError;
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
+use hook::test_abort;
 use recode::Recoder;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -845,17 +847,6 @@ fn build_pair(
     Ok(finish(report, start))
 }
 
-/// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:
-/// no clean-up) when the build reaches `STAGE`: `solved:K-L` after solving the pair
-/// K-L, before anything is written; `written:K-L` right after the file of subspace
-/// K-L got its final name (for `K != L` that is mid-pair, before its twin).
-fn test_abort(stage: &str) {
-    if std::env::var_os("MILLBASE_TEST_ABORT_AFTER").is_some_and(|v| v == stage) {
-        eprintln!("MILLBASE_TEST_ABORT_AFTER: aborting after {stage}");
-        std::process::abort();
-    }
-}
-
 fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
     let m = &s.summary;
     SubspaceMeta {
@@ -910,37 +901,18 @@ fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result
 }
 
 /// The true codes of the finished file of `s` in `db`: as stored in a file of the
-/// fast form; through the probe's rule (the capturing plies' values, a win's
-/// distance one ply ahead) in a small one ([`Form::Small`]), which a later run
-/// reads as a child.
+/// fast form; through the probe's rule in a small one ([`Form::Small`]), which a
+/// later run reads as a child.
 fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
-    use rayon::prelude::*;
     let file = open_sector(db, idx, s)?;
     if !file.value_dont_cares() && !file.loss_depths() {
         return Ok(file.read_all()?);
     }
-    let tb = Tablebase::open(db)?;
-    let mut codes = file.read_all_partial()?;
-    let all = file.value_dont_cares();
-    let (k, l) = s.counts();
-    // In chunks, each walking its slots' positions in order under one pin of the
-    // block cache.
-    const CHUNK: usize = 1 << 10;
-    codes
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .try_for_each(|(c, chunk)| -> Result<(), ProbeError> {
-            let _pinned = format::cache::pin();
-            let first = (c * CHUNK) as u64;
-            let positions = idx.positions(k, l, first..first + chunk.len() as u64);
-            for (code, (own, opp)) in chunk.iter_mut().zip(positions) {
-                if all || *code == format::WIN_BY_LOOKAHEAD {
-                    *code = tb.value_in(&file, &s.position(own, opp))?.code();
-                }
-            }
-            Ok(())
-        })?;
-    Ok(codes)
+    Ok(crate::table::pack::repack::true_codes(
+        &Tablebase::open(db)?,
+        s,
+        &file,
+    )?)
 }
 
 /// Refuses work that needs `need` bytes when less memory is available.

@@ -200,7 +200,7 @@ impl Worker {
         // Opened now, so that it sees every child written so far.
         let tb = Tablebase::open(&self.db)?;
         let (header, kept, _) = repack_file(&tb, &file, &self.db, sector, &opts, true)?;
-        super::test_abort(&format!("recoded:{}", sector.name()));
+        super::hook::test_abort(&format!("recoded:{}", sector.name()));
         let mut manifest = self.manifest.lock().expect("manifest");
         let entry = entry_from(Some(&manifest), sector, &header, true);
         manifest.format_version = manifest.format_version.max(header.version);

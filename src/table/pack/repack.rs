@@ -519,3 +519,41 @@ pub fn check_repacked(
             Ok(())
         })
 }
+
+/// The true code of every slot of `file`, the file of `sector` (any full file: a
+/// stored value raised by the capturing plies' values where the file has value
+/// don't-cares, a win's distance found one ply ahead where it has loss-only
+/// depths), with `tb` answering for its children. Decompresses every block.
+pub fn true_codes(
+    tb: &Tablebase,
+    sector: Sector,
+    file: &SubspaceFile,
+) -> Result<Vec<u16>, RepackError> {
+    if file.wdl_only() {
+        return Err(RepackError::WdlOnly {
+            path: file.path().to_path_buf(),
+        });
+    }
+    let mut codes = file.read_all_partial()?;
+    let every = file.value_dont_cares();
+    let idx = tb.index();
+    let (k, l) = sector.counts();
+    // In chunks, each walking its slots' positions in order under one pin of the
+    // block cache.
+    const CHUNK: usize = 1 << 10;
+    codes
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .try_for_each(|(c, chunk)| -> Result<(), ProbeError> {
+            let _pinned = crate::table::format::cache::pin();
+            let first = (c * CHUNK) as u64;
+            let positions = idx.positions(k, l, first..first + chunk.len() as u64);
+            for (code, (own, opp)) in chunk.iter_mut().zip(positions) {
+                if every || *code == WIN_BY_LOOKAHEAD {
+                    *code = tb.value_in(file, &sector.position(own, opp))?.code();
+                }
+            }
+            Ok(())
+        })?;
+    Ok(codes)
+}
