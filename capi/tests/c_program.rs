@@ -9,6 +9,15 @@
 //! The library is the one `cargo test` built for this test (`target/PROFILE/deps`),
 //! the `millbase` program is `target/PROFILE/millbase`, which `cargo test` at the
 //! workspace root builds.
+//!
+//! **Another architecture.** Three variables run the same check on a C library
+//! cross-compiled for another target (`tools/aarch64.sh` does this for ARM64):
+//! `MILLBASE_CAPI_LIB` names the directory of that target's `libmillbase_capi.so`
+//! and `.a`, `MILLBASE_CAPI_CC` its C compiler (not `CC`, which would also compile
+//! this machine's C dependencies), and `MILLBASE_CAPI_RUNNER` the command that runs its
+//! programs (for example `qemu-aarch64 -L /usr/aarch64-linux-gnu`). The database and
+//! the answers to compare with still come from this machine's `millbase` program, so
+//! the check also shows that the files read the same on both architectures.
 
 use millbase::rules::fen;
 use millbase::rules::notation::format_ply;
@@ -26,6 +35,27 @@ fn deps_dir() -> PathBuf {
     exe.parent()
         .expect("target/PROFILE/deps/TEST")
         .to_path_buf()
+}
+
+/// Where the C library to test is: `MILLBASE_CAPI_LIB`, or the one built for this
+/// test.
+fn library_dir() -> PathBuf {
+    std::env::var_os("MILLBASE_CAPI_LIB").map_or_else(deps_dir, PathBuf::from)
+}
+
+/// The command that runs a compiled C program: `MILLBASE_CAPI_RUNNER` split at
+/// spaces, then the program; the program itself when unset.
+fn runner(exe: &Path) -> Command {
+    let prefix = std::env::var("MILLBASE_CAPI_RUNNER").unwrap_or_default();
+    let mut words = prefix.split_whitespace();
+    match words.next() {
+        None => Command::new(exe),
+        Some(first) => {
+            let mut cmd = Command::new(first);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+    }
 }
 
 /// `target/PROFILE`, where cargo puts the `millbase` program.
@@ -172,9 +202,11 @@ enum Linkage {
 /// Compiles `probe.c` against the library.
 fn compile(scratch: &Path, linkage: Linkage) -> PathBuf {
     let capi = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = deps_dir();
+    let lib = library_dir();
     let exe = scratch.join(format!("probe-{linkage:?}"));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let cc = std::env::var("MILLBASE_CAPI_CC")
+        .or_else(|_| std::env::var("CC"))
+        .unwrap_or_else(|_| "cc".into());
     let mut cmd = Command::new(&cc);
     cmd.args([
         "-std=c99",
@@ -215,7 +247,7 @@ fn compile(scratch: &Path, linkage: Linkage) -> PathBuf {
 
 /// Runs a compiled `probe.c` on `lines`; its standard output and error.
 fn run_probe(exe: &Path, db: &Path, empty: &Path, lines: &[String]) -> (String, String) {
-    let mut child = Command::new(exe)
+    let mut child = runner(exe)
         .arg(db)
         .arg(empty)
         .stdin(Stdio::piped())

@@ -7,9 +7,10 @@ use clap::{Args, ValueEnum};
 use millbase::rules::game::End;
 use millbase::rules::notation::{format_ply, parse_ply};
 use millbase::rules::position::Phase;
+use millbase::search::analysis::{Analysis, Plies, Source, value_json};
 use millbase::search::opening::{Opening, OpeningError, OpeningOptions, Outcome};
 use millbase::table::probe::{ProbeError, Tablebase};
-use millbase::{Color, Game, Ply, Position, Rules, Value, Wdl};
+use millbase::{Color, Game, Ply, Position, Rules, Value};
 use serde_json::{Value as Json, json};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -88,16 +89,6 @@ pub struct PlayArgs {
     /// The side the person plays.
     #[arg(long, value_enum, default_value = "white")]
     human: Side,
-}
-
-/// `"win"`, `"draw"` or `"loss"` and the distance, as JSON fields.
-fn value_json(v: Value) -> serde_json::Map<String, Json> {
-    let mut m = serde_json::Map::new();
-    m.insert("value".into(), json!(v.wdl().to_string()));
-    if let Some(n) = v.distance() {
-        m.insert("distance".into(), json!(n));
-    }
-    m
 }
 
 fn game_of(rules: &Rules, text: &str) -> Result<Game> {
@@ -219,7 +210,8 @@ pub fn probe(a: QueryArgs) -> Result<ExitCode> {
     let v = opening.value(game.position())?;
     if a.json {
         let mut obj = value_json(v);
-        obj.insert("source".into(), json!(source(&opening, game.position())));
+        let source = Source::of(&tb, game.position());
+        obj.insert("source".into(), json!(source.name()));
         println!("{}", Json::Object(obj));
     } else {
         println!("{v} (for {} to move)", game.position().to_move);
@@ -227,83 +219,40 @@ pub fn probe(a: QueryArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `millbase analyze POS`.
+/// `millbase analyze POS`: the [`Analysis`] of the position, as text or as the
+/// JSON the HTTP API answers with too.
 pub fn analyze(a: QueryArgs) -> Result<ExitCode> {
     let tb = a.oracle.open()?;
     let rules = tb.rules();
     let game = a.pos.game(rules)?;
+    let pos = game.position();
     let mut opening = Opening::new(&tb, a.oracle.options())?;
     warn_saved(&opening);
-    let moves = match opening.moves(game.position()) {
-        Err(e) if tb.wdl_only() || is_wdl_only(&e) => {
-            drop(opening);
-            return analyze_wdl(&tb, game.position(), a.json);
-        }
-        other => other?,
-    };
-    let value = moves.first().map_or(Value::Loss(0), |m| m.1);
+    let analysis = Analysis::new(&tb, pos, || Ok(&mut opening))?;
     if a.json {
-        let mut obj = value_json(value);
-        obj.insert("source".into(), json!(source(&opening, game.position())));
-        let list: Vec<Json> = moves
-            .iter()
-            .map(|&(p, v)| {
-                let mut m = serde_json::Map::new();
-                m.insert("ply".into(), json!(format_ply(rules, p)));
-                m.extend(value_json(v));
-                Json::Object(m)
-            })
-            .collect();
-        obj.insert("moves".into(), Json::Array(list));
-        println!("{}", Json::Object(obj));
-    } else {
-        println!("{value} (for {} to move)", game.position().to_move);
-        for (p, v) in moves {
-            println!("{:<10} {v}", format_ply(rules, p));
+        println!("{}", Json::Object(analysis.to_json()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    match &analysis.plies {
+        Plies::Exact(moves) => {
+            let value = analysis.value().unwrap_or(Value::Loss(0));
+            println!("{value} (for {} to move)", pos.to_move);
+            for &(p, v) in moves {
+                println!("{:<10} {v}", format_ply(rules, p));
+            }
+        }
+        Plies::Wdl(moves) => {
+            println!(
+                "{} (for {} to move; WDL-only database: no distances)",
+                analysis.wdl(),
+                pos.to_move
+            );
+            for &(p, w) in moves {
+                println!("{:<10} {w}", format_ply(rules, p));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Whether `e` says a distance was asked of a WDL-only file or derived sector.
-fn is_wdl_only(e: &OpeningError) -> bool {
-    matches!(e, OpeningError::Probe(p) if p.is_wdl_only())
-}
-
-/// `millbase analyze` on a WDL-only database: win, draw or loss of the position and
-/// of each ply, best first, without distances.
-fn analyze_wdl(tb: &Tablebase, pos: &Position, json: bool) -> Result<ExitCode> {
-    let rules = tb.rules();
-    let moves = tb.moves_wdl(pos)?;
-    let value = moves.first().map_or(Wdl::Loss, |m| m.1);
-    if json {
-        let list: Vec<Json> = moves
-            .iter()
-            .map(|&(p, w)| json!({"ply": format_ply(rules, p), "value": w.to_string()}))
-            .collect();
-        let obj = json!({"value": value.to_string(), "source": "table", "moves": list});
-        println!("{obj}");
-    } else {
-        println!(
-            "{value} (for {} to move; WDL-only database: no distances)",
-            pos.to_move
-        );
-        for (p, w) in moves {
-            println!("{:<10} {w}", format_ply(rules, p));
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// What answers a position: `"table"` (one look-up in a moving-phase subspace or a
-/// placement sector) or `"search"` (the opening search, where the placement sectors
-/// are missing).
-fn source(opening: &Opening, pos: &Position) -> &'static str {
-    if pos.phase() == Phase::Moving || opening.in_tables(pos) {
-        "table"
-    } else {
-        "search"
-    }
 }
 
 /// `millbase play`.

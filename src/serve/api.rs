@@ -7,7 +7,7 @@ use crate::rules::fen;
 use crate::rules::game::Game;
 use crate::rules::notation::format_ply;
 use crate::rules::position::{Color, Phase, Position, points};
-use crate::rules::value::{Value, Wdl};
+use crate::search::analysis::{Analysis, Plies, Source};
 use crate::search::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
@@ -80,84 +80,40 @@ impl Api {
         let game = Game::parse(rules, text).map_err(|e| Reply::error(400, e, Map::new()))?;
         let pos = game.position();
         check_position(rules, pos).map_err(|e| Reply::error(400, e, Map::new()))?;
-        let by_table = pos.phase() == Phase::Moving || self.tb.covers(pos);
+        let by_table = Source::of(&self.tb, pos) == Source::Table;
         Ok(Query { game, by_table })
     }
 
-    /// Answers a parsed query: every legal ply with its value, best first, the
-    /// position's value and which source gave it, the best line, the position.
+    /// Answers a parsed query: the position's [`Analysis`] (every legal ply with
+    /// its value, best first, the position's value and which source gave it, as
+    /// `millbase analyze --json` prints it), its sector where a table answers it
+    /// with no removal pending, the best line, the position. A WDL-only directory
+    /// (`millbase pack --wdl-only`) answers with results only and no best line (the
+    /// results alone do not say which winning ply makes progress).
     pub fn answer(&self, q: &Query) -> Reply {
         let pos = *q.game.position();
         let described = describe(self, &q.game);
         let mut opening = None;
-        let moves = if q.by_table {
-            self.tb.moves(&pos).map_err(OpeningError::from)
-        } else {
-            match self.opening(self.limit) {
-                Ok(o) => opening.insert(o).moves(&pos),
-                Err(e) => Err(e),
-            }
+        let slot = &mut opening;
+        let search = move || {
+            let slot = slot; // Moved, so that the search lives in `opening` after.
+            Ok(slot.insert(self.opening(self.limit)?))
         };
-        let moves = match moves {
-            Ok(m) => m,
-            Err(OpeningError::Probe(e)) if e.is_wdl_only() => {
-                return self.answer_wdl(&pos, described);
-            }
+        let analysis = match Analysis::new(&self.tb, &pos, search) {
+            Ok(a) => a,
             Err(e) => return self.failure(e, &pos, described),
         };
-        let value = moves.first().map_or(Value::Loss(0), |m| m.1);
-        let rules = self.tb.rules();
-        let mut body = value_fields(value);
-        body.insert(
-            "source".into(),
-            json!(if q.by_table { "table" } else { "search" }),
-        );
-        if q.by_table && !pos.pending_removal {
+        let mut body = analysis.to_json();
+        if analysis.source == Source::Table && !pos.pending_removal {
             body.insert("sector".into(), json!(Sector::of(&pos).name()));
         }
-        let list: Vec<Json> = moves
-            .iter()
-            .map(|&(p, v)| {
-                let mut m = Map::new();
-                m.insert("ply".into(), json!(format_ply(rules, p)));
-                m.extend(value_fields(v));
-                Json::Object(m)
-            })
-            .collect();
-        body.insert("moves".into(), Json::Array(list));
-        let line = self.line(&pos, moves.first().map(|m| m.0), opening);
+        let line = match analysis.plies {
+            Plies::Exact(_) => self.line(&pos, analysis.best(), opening),
+            Plies::Wdl(_) => Vec::new(),
+        };
         body.insert("line".into(), json!(line));
         body.insert("position".into(), described);
         Reply::ok(Json::Object(body))
-    }
-
-    /// The answer from a WDL-only directory (`millbase pack --wdl-only`), as
-    /// `millbase analyze --json` gives it there: the win, draw or loss of the
-    /// position and of every ply, best first, no distances, and no best line (the
-    /// results alone do not say which winning ply makes progress).
-    fn answer_wdl(&self, pos: &Position, described: Json) -> Reply {
-        let moves = match self.tb.moves_wdl(pos) {
-            Ok(m) => m,
-            Err(e) => return self.failure(e.into(), pos, described),
-        };
-        let rules = self.tb.rules();
-        let value = moves.first().map_or(Wdl::Loss, |m| m.1);
-        let list: Vec<Json> = moves
-            .iter()
-            .map(|&(p, w)| json!({"ply": format_ply(rules, p), "value": w.to_string()}))
-            .collect();
-        let mut body = json!({
-            "value": value.to_string(),
-            "source": "table",
-            "wdl_only": true,
-            "moves": list,
-            "line": [],
-            "position": described,
-        });
-        if !pos.pending_removal {
-            body["sector"] = json!(Sector::of(pos).name());
-        }
-        Reply::ok(body)
     }
 
     /// A fresh opening search for one request, capped by `limit`.
@@ -239,17 +195,6 @@ impl Api {
         extra.insert("position".into(), described);
         Reply::error(status, e, extra)
     }
-}
-
-/// `"value"` (`win`, `draw`, `loss` for the side to move) and, unless drawn,
-/// `"distance"` (plies to the end under best play): as `millbase analyze --json`.
-fn value_fields(v: Value) -> Map<String, Json> {
-    let mut m = Map::new();
-    m.insert("value".into(), json!(v.wdl().to_string()));
-    if let Some(n) = v.distance() {
-        m.insert("distance".into(), json!(n));
-    }
-    m
 }
 
 /// The position as a board needs it: FEN, side to move, phase, hands, stones,

@@ -58,6 +58,8 @@ pub fn pdep(x: Bits, mask: Bits) -> Bits {
 
 /// Whether the CPU has BMI2: known at compile time when the target has it, else
 /// detected on the first call and remembered (one relaxed load per call after).
+/// Setting the environment variable `MILLBASE_NO_BMI2` (to anything) makes a
+/// binary not compiled for BMI2 take the portable path.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub fn has_bmi2() -> bool {
@@ -71,7 +73,10 @@ pub fn has_bmi2() -> bool {
         static STATE: AtomicU8 = AtomicU8::new(0);
         #[cold]
         fn detect() -> bool {
-            let yes = std::is_x86_feature_detected!("bmi2");
+            // `MILLBASE_NO_BMI2` takes the portable path, as on CPUs without the
+            // instructions (and on ARM64), to measure it.
+            let yes = std::is_x86_feature_detected!("bmi2")
+                && std::env::var_os("MILLBASE_NO_BMI2").is_none();
             STATE.store(1 + yes as u8, Relaxed);
             yes
         }
@@ -126,30 +131,27 @@ pub unsafe fn pdep_bmi2(x: Bits, mask: Bits) -> Bits {
     out
 }
 
-/// [`pext`] without BMI2: one step per bit of `mask`.
+/// [`pext`] without BMI2: one step per bit of `x` inside `mask` (a set of stones is
+/// smaller than the empty points it is ranked among), each placed at the number of
+/// mask bits below it.
 #[inline]
 pub fn pext_portable(x: Bits, mask: Bits) -> Bits {
-    let (mut out, mut bit, mut m) = (0, 0, mask);
-    while m != 0 {
-        let low = m & m.wrapping_neg();
-        if x & low != 0 {
-            out |= 1 << bit;
-        }
-        bit += 1;
-        m &= m - 1;
+    let (mut out, mut rest) = (0, x & mask);
+    while rest != 0 {
+        let low = rest & rest.wrapping_neg();
+        out |= 1 << (mask & (low - 1)).count_ones();
+        rest &= rest - 1;
     }
     out
 }
 
-/// [`pdep`] without BMI2: one step per bit of `mask`.
+/// [`pdep`] without BMI2: one step per bit of `mask`, without a branch on `x`.
 #[inline]
 pub fn pdep_portable(x: Bits, mask: Bits) -> Bits {
     let (mut out, mut bit, mut m) = (0, 0, mask);
     while m != 0 {
         let low = m & m.wrapping_neg();
-        if x >> bit & 1 != 0 {
-            out |= low;
-        }
+        out |= low & ((x >> bit) & 1).wrapping_neg();
         bit += 1;
         m &= m - 1;
     }

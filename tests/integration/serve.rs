@@ -231,13 +231,16 @@ fn random_game(rules: &Rules, r: &mut u64, max: u64) -> (String, Position) {
     (text, pos)
 }
 
-/// The fields `millbase analyze --json` prints, from an API answer.
+/// The fields only the API adds to `millbase analyze --json`'s answer: the sector
+/// read, the best line and the position described for a board.
+const API_ONLY: [&str; 3] = ["sector", "line", "position"];
+
+/// An API answer without the fields only the API adds: what `millbase analyze
+/// --json` prints for the same position, field for field.
 fn analysis_fields(api: &Json) -> Json {
-    let mut out = serde_json::Map::new();
-    for key in ["value", "distance", "source", "moves"] {
-        if let Some(v) = api.get(key) {
-            out.insert(key.into(), v.clone());
-        }
+    let mut out = api.as_object().expect("an object").clone();
+    for key in API_ONLY {
+        out.remove(key);
     }
     Json::Object(out)
 }
@@ -330,6 +333,45 @@ fn api_equals_analyze_on_a_wdl_only_directory() {
 #[test]
 fn api_equals_analyze_with_placement_search() {
     api_equals_analyze(moving_only(), 60, 0xD1B5_4A32_D192_ED03, "search");
+}
+
+/// The CLI's and the API's answers are one serialised analysis: for positions
+/// answered by a table, by the search and by a WDL-only directory, with and
+/// without a removal pending, the API's answer is `millbase analyze --json`'s with
+/// only the API's own fields added.
+#[test]
+fn cli_and_api_answer_with_the_same_analysis() {
+    let texts = [
+        "startpos",
+        // White closes the mill a7-d7-g7: a removal is pending.
+        "startpos moves a7 b6 d7 f6 g7",
+        "startpos moves d6 d5 a7 c4",
+        "@*@*****/***O*@**/O*O****O w m s 4 0 3 0 0 0 0 0 0 0 0 0 1",
+    ];
+    for (db, wdl_only) in [
+        (whole_game(), false),
+        (moving_only(), false),
+        (wdl_only(), true),
+    ] {
+        let server = Server::start(
+            db,
+            &["--search-ms", "120000", "--search-nodes", "1000000000"],
+        );
+        for text in texts {
+            let (status, api) = get_json(&server, &position_path(text));
+            assert_eq!(status, 200, "{text}: {api}");
+            let (ok, out, err) = run(&["analyze", text, "--db", db.to_str().unwrap(), "--json"]);
+            assert!(ok, "analyze {text}: {err}");
+            let cli: Json = serde_json::from_str(&out).unwrap();
+            assert_eq!(analysis_fields(&api), cli, "{text} in {}", db.display());
+            assert_eq!(cli.get("wdl_only").is_some(), wdl_only, "{text}: {cli}");
+            assert!(cli["moves"].as_array().is_some_and(|m| !m.is_empty()));
+            for key in API_ONLY {
+                assert!(cli.get(key).is_none(), "{text}: {key} in {cli}");
+            }
+            assert!(api.get("line").is_some() && api.get("position").is_some());
+        }
+    }
 }
 
 #[test]

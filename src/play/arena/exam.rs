@@ -23,9 +23,12 @@
 //! for that question, with the game's history from the start), so answers do not
 //! depend on the order or the threads.
 
+use super::config::ArenaConfig;
+use super::error::ArenaError;
 use super::players::{Stop, make_player};
+use super::seeds::{derive, pick};
+use super::spec::PlayerSpec;
 use super::stats::Rate;
-use super::{ArenaConfig, ArenaError, PlayerSpec, derive, pick};
 use crate::rules::Rules;
 use crate::rules::fen::{self, Counters};
 use crate::rules::game::Game;

@@ -30,140 +30,24 @@
 //! game has its own players and seeds derived from the arena seed and the game number,
 //! so games may run in parallel and are reported in game order.
 
+mod config;
+mod error;
 pub mod exam;
 mod game;
 mod players;
+mod record;
 mod runner;
+mod seeds;
 mod spec;
 mod stats;
 
-pub use game::{
-    Blunder, GameRecord, Reason, Side, first_placement_round, first_plies, opening, play_game,
-};
+pub use config::ArenaConfig;
+pub use error::ArenaError;
+pub use game::{first_placement_round, first_plies, opening, play_game};
+pub use record::{Blunder, GameRecord, Reason, Side};
 pub use runner::{run, run_except};
 pub use spec::{Choice, Openings, PlayerSpec, SearchLimit, UciDefaults, option_pair};
 pub use stats::{Accuracy, ByStart, ColourResults, LostGame, Rate, Summary, summarize};
-
-use crate::rules::Rules;
-use crate::rules::fen::Counters;
-use crate::rules::position::Position;
-use crate::table::probe::Tablebase;
-use std::path::PathBuf;
-use std::sync::Arc;
-
-/// Why the arena could not play.
-#[derive(Debug, thiserror::Error)]
-pub enum ArenaError {
-    /// A player description could not be read.
-    #[error("player '{text}': {why}")]
-    Spec {
-        /// The description.
-        text: String,
-        /// What is wrong.
-        why: String,
-    },
-    /// A player needs a database that is not there (a missing subspace, no `--db`).
-    #[error("game {game}: player {player} cannot play {fen}: {why}")]
-    Uncovered {
-        /// Game number.
-        game: usize,
-        /// The player.
-        player: String,
-        /// The position, as a FEN.
-        fen: String,
-        /// Why (naming the missing subspace).
-        why: String,
-    },
-    /// A player failed or answered with an illegal ply.
-    #[error("game {game}: player {player}: {why}")]
-    Player {
-        /// Game number.
-        game: usize,
-        /// The player.
-        player: String,
-        /// What happened.
-        why: String,
-    },
-    /// No usable opening or start position.
-    #[error("{0}")]
-    Start(String),
-}
-
-/// How an arena run is set up.
-#[derive(Clone)]
-pub struct ArenaConfig {
-    /// Player A and its name in reports.
-    pub a: (PlayerSpec, String),
-    /// Player B and its name in reports.
-    pub b: (PlayerSpec, String),
-    /// Number of games (pairs of games with colours swapped; an odd last game is
-    /// played with A as White).
-    pub games: usize,
-    /// Where every game starts, before the opening plies.
-    pub start: Position,
-    /// Counters of the start position.
-    pub start_counters: Counters,
-    /// How each pair of games starts from `start`.
-    pub openings: Openings,
-    /// The seed everything random derives from.
-    pub seed: u64,
-    /// Games played at once.
-    pub threads: usize,
-    /// Play only this game of the run (its opening and seeds as in the whole run),
-    /// so that a run can be split into single games and resumed; `None`: every game.
-    pub only_game: Option<usize>,
-    /// A game is drawn after this many plies without a removal (0: never).
-    pub max_quiet: u32,
-    /// A game is drawn after this many plies in all, opening excluded (0: never).
-    pub max_plies: usize,
-    /// The rules the games are played under; with databases, theirs (the directory's
-    /// manifest says them: [`Tablebase::rules`]), or [`run`] refuses them.
-    pub rules: &'static Rules,
-    /// The databases, for `perfect`, for engines and for blunder checks.
-    pub db: Option<Arc<Tablebase>>,
-    /// The database directory (for `uci:` players with `db=yes`).
-    pub db_dir: Option<PathBuf>,
-}
-
-impl ArenaConfig {
-    /// A configuration with the defaults: the standard rules, the start position, no
-    /// opening, seed 1, one thread, draws after 100 plies without a removal or 1000
-    /// plies.
-    pub fn new(a: PlayerSpec, b: PlayerSpec, games: usize) -> ArenaConfig {
-        let rules = Rules::standard();
-        ArenaConfig {
-            a: (a, "A".into()),
-            b: (b, "B".into()),
-            games,
-            start: Position::start(rules),
-            start_counters: Counters {
-                fullmove: 1,
-                ..Counters::default()
-            },
-            openings: Openings::Random(0),
-            seed: 1,
-            threads: 1,
-            only_game: None,
-            max_quiet: 100,
-            max_plies: 1000,
-            rules,
-            db: None,
-            db_dir: None,
-        }
-    }
-}
-
-use crate::mix::splitmix64 as mix;
-
-pub(crate) fn derive(seed: u64, a: u64, b: u64) -> u64 {
-    mix(mix(seed
-        ^ mix(a.wrapping_add(0x51))
-        ^ mix(b).rotate_left(17)))
-}
-
-pub(crate) fn pick<T: Copy>(items: &[T], seed: u64) -> T {
-    items[((mix(seed) as u128 * items.len() as u128) >> 64) as usize]
-}
 
 #[cfg(test)]
 mod tests {

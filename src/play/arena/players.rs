@@ -1,6 +1,9 @@
 //! The players: random, perfect, the crate's engine, and an external engine.
 
-use super::*;
+use super::config::ArenaConfig;
+use super::record::Reason;
+use super::seeds::pick;
+use super::spec::{Choice, PlayerSpec, SearchLimit};
 use crate::play::protocol::client::{ClientConfig, Outcome, UciClient};
 use crate::rules::Rules;
 use crate::rules::game::Game;

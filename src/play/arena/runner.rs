@@ -1,6 +1,9 @@
 //! Many games, in parallel, reported in game order.
 
-use super::*;
+use super::config::ArenaConfig;
+use super::error::ArenaError;
+use super::game::{opening, play_game};
+use super::record::GameRecord;
 use crate::rules::game::Game;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,6 @@
 //! Players and openings as written on the command line.
 
-use super::*;
+use super::error::ArenaError;
 use crate::play::protocol::client::GoLimits;
 use crate::search::engine::eval;
 use crate::search::engine::{MAX_QUIESCENCE, MAX_THREADS};

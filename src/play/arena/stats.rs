@@ -1,6 +1,7 @@
 //! The report: results, rates with intervals, results by colour, blunders.
 
-use super::*;
+use super::config::ArenaConfig;
+use super::record::{Blunder, GameRecord, Reason, Side};
 use crate::rules::position::Color;
 use crate::rules::value::Wdl;
 use serde::Serialize;

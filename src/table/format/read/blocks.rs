@@ -1,0 +1,376 @@
+//! A section's blocks: the block table checked when the file is opened, and each
+//! block read (from the mapping or by a positioned read), checksummed and
+//! decompressed, by zstd or by the section's model.
+
+use crate::rules::Rules;
+use crate::table::format::cache::{BlockCache, Blocks};
+use crate::table::format::coder::{Model, load_prior_of};
+use crate::table::format::model::{Geometry, decode_block};
+use crate::table::format::pack::{expand_depth, trits5};
+use crate::table::format::{
+    BLOCK_ENTRY_LEN, DepthEntries, FormatError, Header, Section, depth_model, model, xxh64,
+};
+use byteorder::{ByteOrder, LittleEndian as LE};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One entry of a block table.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Block {
+    offset: u64,
+    len: u32,
+    checksum: u64,
+}
+
+/// Where a file's compressed blocks are read from: the mapping, or (when `file` is
+/// set, as it is for every probe on Unix) the file itself with positioned reads.
+/// A read of a mapped page that a file cut short on disk no longer has is a
+/// SIGBUS that kills the program; a positioned read of it is an error naming the
+/// file, so a file damaged or truncated under a running program (a server) costs
+/// the probes that need it, not the program. Only a cache miss reads a block, and
+/// it then decompresses it, which costs far more than the read.
+#[derive(Clone, Copy)]
+pub(super) struct Src<'a> {
+    pub(super) map: &'a [u8],
+    pub(super) file: Option<&'a File>,
+}
+
+impl<'a> Src<'a> {
+    /// `len` bytes at `offset`: borrowed from the mapping, or read from the file.
+    pub(super) fn bytes(
+        self,
+        path: &Path,
+        offset: u64,
+        len: u32,
+    ) -> Result<Cow<'a, [u8]>, FormatError> {
+        #[cfg(unix)]
+        if let Some(file) = self.file {
+            use std::os::unix::fs::FileExt;
+            let mut buf = vec![0; len as usize];
+            return match file.read_exact_at(&mut buf, offset) {
+                Ok(()) => Ok(Cow::Owned(buf)),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(FormatError::Truncated {
+                    path: path.to_path_buf(),
+                    expected: offset + len as u64,
+                    found: file.metadata().map_or(0, |m| m.len()),
+                }),
+                Err(e) => Err(FormatError::io(path, e)),
+            };
+        }
+        let _ = path;
+        Ok(Cow::Borrowed(
+            &self.map[offset as usize..offset as usize + len as usize],
+        ))
+    }
+}
+
+/// A section as the reader uses it: entry and block table.
+pub(super) struct SectionReader {
+    pub(super) info: Section,
+    pub(super) blocks: Vec<Block>,
+    pub(super) name: &'static str,
+    /// The section's blocks in the cache.
+    pub(super) cached: Arc<Blocks>,
+    /// The coder of a model-coded section ([`crate::table::format::Encoding::Model`],
+    /// [`crate::table::format::Encoding::DepthModel`]), whose block 0 is the prior and block `b + 1`
+    /// holds the slots of block `b`.
+    pub(super) model: Option<ModelCodec>,
+}
+
+/// What decodes the blocks of a model-coded section.
+pub(super) struct ModelCodec {
+    pub(super) geometry: Geometry,
+    /// Nodes of the section's model (its prior's length).
+    pub(super) nodes: usize,
+    /// The stored prior, one probability per node; `None` where the writer found
+    /// zstd smaller (an empty block 0): the blocks are then zstd-compressed trits.
+    pub(super) prior: Option<Vec<u16>>,
+}
+
+impl ModelCodec {
+    /// The coder of `header`'s `section` (`"WDL"` or `"depth"`), checked against the
+    /// rules the header names (which this program must know) and the section's
+    /// geometry.
+    pub(super) fn new(
+        path: &Path,
+        header: &Header,
+        section: &str,
+    ) -> Result<ModelCodec, FormatError> {
+        let meta = &header.meta;
+        let rules = Rules::by_name(&meta.variant)
+            .filter(|r| r.fingerprint() == meta.fingerprint)
+            .ok_or_else(|| FormatError::Mismatch {
+                path: path.to_path_buf(),
+                what: format!(
+                    "its {section} section is model-coded for rules '{}' (fingerprint {:016x}), which this program does not know; probe it with the millbase that wrote it, or repack the source without `--{}-coding model`",
+                    meta.variant, meta.fingerprint, section.to_lowercase()
+                ),
+            })?;
+        let geometry = Geometry::new(rules, meta.k, meta.l, meta.hands);
+        if geometry.size() != header.size {
+            return Err(FormatError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "model-coded {section} section of {} slots; the rules give {}",
+                    header.size,
+                    geometry.size()
+                ),
+            });
+        }
+        let nodes = if section == "WDL" {
+            model::NODES
+        } else {
+            depth_model::NODES
+        };
+        Ok(ModelCodec {
+            geometry,
+            nodes,
+            prior: None,
+        })
+    }
+}
+
+thread_local! {
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// Decompresses `src` into exactly `raw_len` bytes, or fails.
+fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Decompressor::new()?);
+        }
+        let d = slot.as_mut().expect("just set");
+        let mut out = Vec::with_capacity(raw_len);
+        let n = d.decompress_to_buffer(src, &mut out)?;
+        if n != raw_len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("block holds {n} bytes, {raw_len} expected"),
+            ));
+        }
+        Ok(out)
+    })
+}
+
+impl SectionReader {
+    /// Checks the section's geometry and table against the file and reads the table.
+    pub(super) fn new(
+        path: &Path,
+        map: &[u8],
+        info: Section,
+        size: u64,
+        (name, table_name): (&'static str, &'static str),
+        mut model: Option<ModelCodec>,
+        (cache, file): (&BlockCache, u32),
+    ) -> Result<SectionReader, FormatError> {
+        let corrupt = |what: String| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        if info.block_slots == 0 {
+            return Err(corrupt(format!("{name} section has blocks of 0 slots")));
+        }
+        // A model-coded section's block 0 is its prior.
+        let blocks = size.div_ceil(info.block_slots as u64) + model.is_some() as u64;
+        if blocks != info.blocks as u64 {
+            return Err(corrupt(format!(
+                "{name} section has {} blocks, {blocks} expected",
+                info.blocks
+            )));
+        }
+        let table_len = blocks * BLOCK_ENTRY_LEN as u64;
+        let end = info.offset.checked_add(info.length);
+        let file_len = map.len() as u64;
+        match end {
+            None => return Err(corrupt(format!("{name} section length overflows"))),
+            Some(end) if end > file_len => {
+                return Err(FormatError::Truncated {
+                    path: path.to_path_buf(),
+                    expected: end,
+                    found: file_len,
+                });
+            }
+            Some(_) => {}
+        }
+        if table_len > info.length {
+            return Err(corrupt(format!(
+                "{name} section shorter than its block table"
+            )));
+        }
+        let table = &map[info.offset as usize..(info.offset + table_len) as usize];
+        if xxh64(table) != info.table_checksum {
+            return Err(FormatError::Checksum {
+                path: path.to_path_buf(),
+                section: table_name,
+                block: None,
+            });
+        }
+        let mut at = info.offset + table_len;
+        let mut out = Vec::with_capacity(blocks as usize);
+        for (i, e) in table.chunks_exact(BLOCK_ENTRY_LEN).enumerate() {
+            let b = Block {
+                offset: LE::read_u64(&e[0..]),
+                len: LE::read_u32(&e[8..]),
+                checksum: LE::read_u64(&e[16..]),
+            };
+            if b.offset != at {
+                return Err(corrupt(format!(
+                    "{name} block {i} is not where the table says"
+                )));
+            }
+            at += b.len as u64;
+            out.push(b);
+        }
+        if at != info.offset + info.length {
+            return Err(corrupt(format!("{name} blocks do not fill the section")));
+        }
+        let mut reader = SectionReader {
+            info,
+            blocks: out,
+            name,
+            cached: cache.blocks(file, info.blocks as usize),
+            model: None,
+        };
+        if let Some(m) = &mut model {
+            let stored = reader.compressed(path, Src { map, file: None }, 0)?;
+            if !stored.is_empty() {
+                m.prior = Some(
+                    load_prior_of(&stored, m.nodes)
+                        .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?,
+                );
+                if m.geometry.block_slots() != info.block_slots as u64 {
+                    return Err(corrupt(format!(
+                        "model-coded {name} section in blocks of {} slots; the rules give {}",
+                        info.block_slots,
+                        m.geometry.block_slots()
+                    )));
+                }
+            }
+        }
+        reader.model = model;
+        Ok(reader)
+    }
+
+    /// The table entry of the block that holds the slots of block `b`.
+    pub(super) fn entry(&self, b: usize) -> usize {
+        b + self.model.is_some() as usize
+    }
+
+    /// Slots in block `b`.
+    pub(super) fn slots_in(&self, b: usize, size: u64) -> u64 {
+        let per = self.info.block_slots as u64;
+        (size - b as u64 * per).min(per)
+    }
+
+    /// The compressed bytes of table entry `b`, checksum checked.
+    pub(super) fn compressed<'m>(
+        &self,
+        path: &Path,
+        src: Src<'m>,
+        b: usize,
+    ) -> Result<Cow<'m, [u8]>, FormatError> {
+        let blk = self.blocks[b];
+        // The table was checked against the section bounds at open.
+        let bytes = src.bytes(path, blk.offset, blk.len)?;
+        if xxh64(&bytes) != blk.checksum {
+            return Err(FormatError::Checksum {
+                path: path.to_path_buf(),
+                section: self.name,
+                block: Some(b as u32),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Block `b` decompressed, checksum checked.
+    pub(super) fn decode(
+        &self,
+        path: &Path,
+        src: Src,
+        b: usize,
+        size: u64,
+    ) -> Result<Vec<u8>, FormatError> {
+        if let Some(ModelCodec {
+            geometry,
+            prior: Some(prior),
+            ..
+        }) = &self.model
+        {
+            let bytes = self.compressed(path, src, self.entry(b))?;
+            let trits = decode_block(geometry, b, &bytes, &Model::from_prior(prior));
+            let mut raw = Vec::with_capacity(trits.len().div_ceil(5));
+            trits5(trits.into_iter(), &mut raw);
+            return Ok(raw);
+        }
+        let raw_len = self.info.encoding.raw_len(self.slots_in(b, size)) as usize;
+        self.decode_len(path, src, b, raw_len)
+    }
+
+    /// Block `b` decompressed into exactly `raw_len` bytes, checksum checked.
+    pub(super) fn decode_len(
+        &self,
+        path: &Path,
+        src: Src,
+        b: usize,
+        raw_len: usize,
+    ) -> Result<Vec<u8>, FormatError> {
+        let bytes = self.compressed(path, src, self.entry(b))?;
+        decompress(&bytes, raw_len).map_err(|e| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{} block {b} does not decompress: {e}", self.name),
+        })
+    }
+
+    /// Depth block `b` of a file with decisive-only or loss-only depths
+    /// ([`crate::table::format::FLAG_DECISIVE_DEPTHS`], [`crate::table::format::FLAG_LOSS_DEPTHS`]), expanded to
+    /// one entry per slot with `trits`, the trits of the block's slots (a slot
+    /// without an entry gets 0).
+    pub(super) fn decode_decisive(
+        &self,
+        path: &Path,
+        src: Src,
+        b: usize,
+        entries: DepthEntries,
+        trits: &[u8],
+    ) -> Result<Vec<u8>, FormatError> {
+        let mismatch = || FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("depth block {b} does not match its WDL"),
+        };
+        let packed = if let Some(ModelCodec {
+            geometry,
+            prior: Some(prior),
+            ..
+        }) = &self.model
+        {
+            let bytes = self.compressed(path, src, self.entry(b))?;
+            depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
+                .ok_or_else(mismatch)?
+        } else {
+            let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
+            let raw_len = self.info.encoding.raw_len(stored) as usize;
+            self.decode_len(path, src, b, raw_len)?
+        };
+        expand_depth(self.info.encoding, entries, trits, &packed).ok_or_else(mismatch)
+    }
+
+    /// `read` applied to block `b`, from `cache` (the file's) or loaded into it by
+    /// `load`.
+    #[inline]
+    pub(super) fn with_block<R>(
+        &self,
+        cache: &BlockCache,
+        b: usize,
+        load: impl FnOnce() -> Result<Vec<u8>, FormatError>,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, FormatError> {
+        cache.with(&self.cached, b, load, read)
+    }
+}

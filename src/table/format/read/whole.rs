@@ -1,0 +1,159 @@
+//! Reading a whole file: every code or every result, decompressed in parallel
+//! without filling the cache, and every checksum checked.
+
+use super::SubspaceFile;
+use super::parse::parse_header;
+use crate::table::format::pack::{combine, half_at, trit_at};
+use crate::table::format::{BLOCK_ENTRY_LEN, DepthEntries, FormatError, WIN_BY_LOOKAHEAD, xxh64};
+use rayon::prelude::*;
+
+impl SubspaceFile {
+    /// Every code of the file, decompressed in parallel on the current rayon pool,
+    /// without filling the probe cache. Checks every block checksum on the way.
+    /// Refuses a file with value don't-cares ([`FormatError::DontCares`]), whose
+    /// stored codes are not all true values: see [`SubspaceFile::read_all_stored`].
+    pub fn read_all(&self) -> Result<Vec<u16>, FormatError> {
+        if self.value_dont_cares() {
+            return Err(FormatError::DontCares {
+                path: self.path.clone(),
+            });
+        }
+        self.read_all_stored()
+    }
+
+    /// Every stored code of the file, as [`SubspaceFile::read_all`] but also of a
+    /// file with value don't-cares, where a stored code may be worse than the true
+    /// one (`millbase verify` and `millbase repack` apply the rule themselves).
+    /// Refuses a file with loss-only depths ([`FormatError::WinByLookahead`]),
+    /// whose wins have no stored distance: see [`SubspaceFile::read_all_partial`].
+    pub fn read_all_stored(&self) -> Result<Vec<u16>, FormatError> {
+        if self.header.loss_depths() {
+            return Err(FormatError::WinByLookahead {
+                path: self.path.clone(),
+            });
+        }
+        self.read_all_partial()
+    }
+
+    /// Every stored code of the file as [`SubspaceFile::read_all_stored`], except
+    /// that in a file with loss-only depths ([`crate::table::format::FLAG_LOSS_DEPTHS`]) a won
+    /// slot holds [`WIN_BY_LOOKAHEAD`], since its distance is not stored.
+    pub fn read_all_partial(&self) -> Result<Vec<u16>, FormatError> {
+        let depth = self.depth()?;
+        let size = self.header.size;
+        let entries = self.header.depth_entries();
+        let mut codes = self.read_all_wdl()?;
+        // Combine the trits with the half distances.
+        codes
+            .par_chunks_mut(depth.info.block_slots as usize)
+            .enumerate()
+            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
+                let data = if entries == DepthEntries::Every {
+                    depth.decode(&self.path, self.src(), b, size)?
+                } else {
+                    let trits: Vec<u8> = chunk.iter().map(|&t| t as u8).collect();
+                    depth.decode_decisive(&self.path, self.src(), b, entries, &trits)?
+                };
+                for (i, c) in chunk.iter_mut().enumerate() {
+                    if *c == 1 && entries == DepthEntries::Losses {
+                        *c = WIN_BY_LOOKAHEAD;
+                        continue;
+                    }
+                    *c = half_at(depth.info.encoding, &data, i)
+                        .and_then(|h| combine(*c as u8, h))
+                        .ok_or_else(|| {
+                            let idx = b as u64 * depth.info.block_slots as u64 + i as u64;
+                            self.corrupt_slot("depth", idx)
+                        })?;
+                }
+                Ok(())
+            })?;
+        Ok(codes)
+    }
+
+    /// The trit of every slot (0 draw, 1 win, 2 loss, as `u16`), decompressed in
+    /// parallel without filling the probe cache. Works on WDL-only files too.
+    pub fn read_all_wdl(&self) -> Result<Vec<u16>, FormatError> {
+        let size = self.header.size;
+        let mut codes = crate::memory::zeroed_huge::<u16>(size as usize);
+        let wdl = &self.wdl;
+        codes
+            .par_chunks_mut(wdl.info.block_slots as usize)
+            .enumerate()
+            .try_for_each(|(b, chunk)| -> Result<(), FormatError> {
+                let data = wdl.decode(&self.path, self.src(), b, size)?;
+                for (i, c) in chunk.iter_mut().enumerate() {
+                    *c = trit_at(wdl.info.encoding, &data, i).ok_or_else(|| {
+                        self.corrupt_slot("WDL", b as u64 * wdl.info.block_slots as u64 + i as u64)
+                    })? as u16;
+                }
+                Ok(())
+            })?;
+        Ok(codes)
+    }
+
+    /// Checks every checksum of the file: header (again), both block tables, both
+    /// data areas and every block. Does not decompress.
+    pub fn verify_checksums(&self) -> Result<(), FormatError> {
+        let reparsed = parse_header(&self.path, &self.map, self.map.len() as u64)?;
+        if reparsed != self.header {
+            return Err(FormatError::Checksum {
+                path: self.path.clone(),
+                section: "header",
+                block: None,
+            });
+        }
+        let sections = [
+            Some((&self.wdl, "WDL table", "WDL data")),
+            self.depth
+                .as_ref()
+                .map(|d| (d, "depth table", "depth data")),
+        ];
+        for (s, table, data) in sections.into_iter().flatten() {
+            let table_len = s.info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
+            let start = s.info.offset as usize;
+            let mid = start + table_len as usize;
+            let end = (s.info.offset + s.info.length) as usize;
+            if xxh64(&self.map[start..mid]) != s.info.table_checksum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section: table,
+                    block: None,
+                });
+            }
+            (0..s.blocks.len())
+                .into_par_iter()
+                .try_for_each(|b| s.compressed(&self.path, self.src(), b).map(|_| ()))?;
+            if xxh64(&self.map[mid..end]) != s.info.data_checksum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section: data,
+                    block: None,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes of the WDL section (block table and blocks), after checking its
+    /// table and data checksums: what a WDL-only copy of the file holds.
+    pub(crate) fn wdl_section_checked(&self) -> Result<&[u8], FormatError> {
+        let s = &self.wdl;
+        let start = s.info.offset as usize;
+        let mid = start + s.info.blocks as usize * BLOCK_ENTRY_LEN;
+        let end = (s.info.offset + s.info.length) as usize;
+        for (bytes, sum, section) in [
+            (&self.map[start..mid], s.info.table_checksum, "WDL table"),
+            (&self.map[mid..end], s.info.data_checksum, "WDL data"),
+        ] {
+            if xxh64(bytes) != sum {
+                return Err(FormatError::Checksum {
+                    path: self.path.clone(),
+                    section,
+                    block: None,
+                });
+            }
+        }
+        Ok(&self.map[start..end])
+    }
+}
