@@ -7,8 +7,10 @@
 //! For the directory `DIR` (any form: as built, the small files, a WDL package):
 //!
 //! - **open**: the time of `Tablebase::open` and the resident memory after it;
-//!   then the same after every file is opened (mapped, its header, block tables
-//!   and models read), what a server that touches every file holds.
+//!   then the same after every file is opened (mapped, its header and block
+//!   tables read, the models' priors checked but not read), and after one probe
+//!   into every file (the priors read, a block decoded), what a server that
+//!   touches every file holds.
 //! - **cold probes**: `PROBES` (default 10,000) random positions, each probed by a
 //!   fresh `Tablebase` (its own empty block cache, no file opened yet): the time of
 //!   opening the directory and the first probe, which opens the file and decodes the
@@ -24,10 +26,10 @@
 //!
 //! Run it with nothing else on the machine for figures to compare.
 
+use millbase::Position;
 use millbase::mix::SplitMix;
 use millbase::table::probe::Tablebase;
 use millbase::table::sector::Sector;
-use millbase::Position;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -153,6 +155,10 @@ fn main() {
     }
     let all = start.elapsed();
     let all_rss = rss();
+    // Opened again: what is built once per process (the rules' index) is there.
+    let start = Instant::now();
+    drop(Tablebase::open(&dir).expect("the directory opens"));
+    let again = start.elapsed();
     let wdl_only = tb.wdl_only();
     println!(
         "{}: {} files, rules {}, {}",
@@ -167,6 +173,7 @@ fn main() {
         mib(after),
         mib(after.saturating_sub(before))
     );
+    println!("open again in the same process: {}", micros(again));
     println!(
         "every file opened: {} more ({} resident, {} more than after open)",
         micros(all),
@@ -174,6 +181,25 @@ fn main() {
         mib(all_rss.saturating_sub(after))
     );
 
+    // One WDL probe into every file: each reads its models' priors and decodes a
+    // block (held in the block cache), what the first probes of a server pay.
+    let start = Instant::now();
+    let idx = tb.index();
+    for &s in &sectors {
+        let (k, l) = s.counts();
+        let (own, opp) = idx.position(k, l, 0);
+        tb.probe_wdl(&s.position(own, opp))
+            .expect("the probe answers");
+    }
+    let touched = start.elapsed();
+    let touched_rss = rss();
+    println!(
+        "a probe into every file: {} more ({} resident, {} more than with every file opened, of which {} decoded blocks in the cache)",
+        micros(touched),
+        mib(touched_rss),
+        mib(touched_rss.saturating_sub(all_rss)),
+        mib(tb.cache_bytes() as u64)
+    );
     let sample = positions(&tb, probes, 0x5eed);
     drop(tb);
     // Cold probes, each by a fresh Tablebase; the values must be those a warm
@@ -186,7 +212,12 @@ fn main() {
         for (s, pos) in &sample {
             let (d, v) = cold(&dir, pos, full);
             values.push(v);
-            if s.is_moving() { &mut moving } else { &mut placement }.push(d);
+            if s.is_moving() {
+                &mut moving
+            } else {
+                &mut placement
+            }
+            .push(d);
         }
         let mut every: Vec<Duration> = moving.iter().chain(&placement).copied().collect();
         let what = if full { "full value" } else { "WDL" };
@@ -205,7 +236,11 @@ fn main() {
         for (i, (_, pos)) in sample.iter().take(fresh).enumerate() {
             let fen = millbase::rules::fen::format(tb.rules(), pos, Default::default());
             let out = std::process::Command::new(&exe)
-                .args(["--one", &dir.to_string_lossy(), if full { "1" } else { "0" }])
+                .args([
+                    "--one",
+                    &dir.to_string_lossy(),
+                    if full { "1" } else { "0" },
+                ])
                 .arg(&fen)
                 .output()
                 .expect("a child runs");
@@ -214,7 +249,10 @@ fn main() {
             let ns: u64 = words.next().and_then(|w| w.parse().ok()).expect("a time");
             let code: u16 = words.next().and_then(|w| w.parse().ok()).expect("a value");
             let values = &cold_values.iter().find(|(f, _)| *f == full).unwrap().1;
-            assert_eq!(code, values[i], "{fen}: fresh process and cold probe differ");
+            assert_eq!(
+                code, values[i],
+                "{fen}: fresh process and cold probe differ"
+            );
             times.push(Duration::from_nanos(ns));
         }
         let what = if full { "full value" } else { "WDL" };
@@ -224,7 +262,11 @@ fn main() {
     // Warm: every block the sample needs decoded, then probes per thread.
     for (full, values) in &cold_values {
         for ((_, pos), v) in sample.iter().zip(values) {
-            assert_eq!(answer(&tb, pos, *full), *v, "a cold and a warm probe differ");
+            assert_eq!(
+                answer(&tb, pos, *full),
+                *v,
+                "a cold and a warm probe differ"
+            );
         }
     }
     let rounds = (2_000_000 / sample.len()).max(1);

@@ -798,7 +798,10 @@ fn all_smallest(dir: &Path) {
     }
     for e in std::fs::read_dir(dir).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
-        assert!(!name.ends_with(".repack") && !name.ends_with(".tmp"), "{name}");
+        assert!(
+            !name.ends_with(".repack") && !name.ends_with(".tmp"),
+            "{name}"
+        );
     }
 }
 
@@ -848,8 +851,15 @@ fn a_killed_small_form_build_resumes() {
     let dir = temp("small-kill");
     let run = |abort: Option<&str>| {
         let mut cmd = Command::new(BIN);
-        cmd.args(["build", "--quiet", "--rules", "standard-4", "--form", "small"])
-            .args(["--db", s(&dir)]);
+        cmd.args([
+            "build",
+            "--quiet",
+            "--rules",
+            "standard-4",
+            "--form",
+            "small",
+        ])
+        .args(["--db", s(&dir)]);
         if let Some(stage) = abort {
             cmd.env("MILLBASE_TEST_ABORT_AFTER", stage);
         }

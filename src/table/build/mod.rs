@@ -477,8 +477,7 @@ pub fn build_with(
         for &(a, b) in &subspaces(pair) {
             check_replaceable(&opts.db.join(file_name(a, b)))?;
         }
-        let report =
-            pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &manifest))?;
+        let report = pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &manifest))?;
         observer.done(step);
         reports.push(report);
         release(&recoder, Some(i));
@@ -731,10 +730,17 @@ fn build_sector(
     report.bytes = written.file_bytes();
     report.wdl_bytes = written.wdl.length;
     report.depth_bytes = written.depth_bytes();
-    record(manifest, db, &written, solve_seconds, &solved.summary, |i| {
-        let (own, opp) = idx.position(k, l, i);
-        fen::format(rules, &sector.position(own, opp), Counters::default())
-    })?;
+    record(
+        manifest,
+        db,
+        &written,
+        solve_seconds,
+        &solved.summary,
+        |i| {
+            let (own, opp) = idx.position(k, l, i);
+            fen::format(rules, &sector.position(own, opp), Counters::default())
+        },
+    )?;
     Ok(finish(report, start))
 }
 
@@ -803,7 +809,12 @@ fn build_pair(
         .filter(|&(a, _)| a >= 3)
         .collect::<BTreeSet<_>>()
         .into_iter()
-        .map(|(a, b)| Ok(((a, b), child_codes(db, idx, Sector::moving(a as u8, b as u8))?)))
+        .map(|(a, b)| {
+            Ok((
+                (a, b),
+                child_codes(db, idx, Sector::moving(a as u8, b as u8))?,
+            ))
+        })
         .collect::<Result<_, BuildError>>()?;
     let lower = |a: u32, b: u32| {
         lowers
@@ -863,7 +874,10 @@ fn remove_stale_temporaries(db: &Path) -> Result<(), BuildError> {
     for entry in std::fs::read_dir(db).map_err(io("reading", db))? {
         let path = entry.map_err(io("reading", db))?.path();
         // A recode's staging file (`NAME.repack`) too: its original is whole.
-        if path.extension().is_some_and(|e| e == "tmp" || e == "repack") {
+        if path
+            .extension()
+            .is_some_and(|e| e == "tmp" || e == "repack")
+        {
             std::fs::remove_file(&path).map_err(io("removing", &path))?;
         }
     }

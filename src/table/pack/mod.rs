@@ -280,7 +280,10 @@ pub fn pack_wdl_only_sectors(
     };
     // The output is checked to be another directory before its manifest is planned.
     std::fs::create_dir_all(out).map_err(|e| PackError::from(io_error(out)(e)))?;
-    let resolve = |p: &Path| p.canonicalize().map_err(|e| PackError::from(io_error(p)(e)));
+    let resolve = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| PackError::from(io_error(p)(e)))
+    };
     if resolve(src)? == resolve(out)? {
         return Err(PackError::SameDirectory {
             dir: out.to_path_buf(),

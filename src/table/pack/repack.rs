@@ -22,13 +22,13 @@ use crate::mix::splitmix64;
 use crate::rules::value::Value;
 use crate::table::dir::manifest::ManifestError;
 use crate::table::dir::open_finished_sector;
-use crate::table::pack::{Output, OutputError};
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
     replace_file, write_subspace_choosing, write_subspace_with,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
+use crate::table::pack::{Output, OutputError};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -289,8 +289,7 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     let coding = (h.wdl.encoding == Encoding::Model) == opts.wdl_model;
     // Distances too long for the depth model stay zstd (half-u16).
     let depth_coding = h.depth.is_some_and(|d| {
-        (d.encoding == Encoding::DepthModel) == opts.depth_model
-            || d.encoding == Encoding::HalfU16
+        (d.encoding == Encoding::DepthModel) == opts.depth_model || d.encoding == Encoding::HalfU16
     });
     depths && coding && depth_coding && (f.value_dont_cares() || opts.fill.is_none())
 }
@@ -541,10 +540,8 @@ pub fn true_codes(
     // In chunks, each walking its slots' positions in order under one pin of the
     // block cache.
     const CHUNK: usize = 1 << 10;
-    codes
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .try_for_each(|(c, chunk)| -> Result<(), ProbeError> {
+    codes.par_chunks_mut(CHUNK).enumerate().try_for_each(
+        |(c, chunk)| -> Result<(), ProbeError> {
             let _pinned = crate::table::format::cache::pin();
             let first = (c * CHUNK) as u64;
             let positions = idx.positions(k, l, first..first + chunk.len() as u64);
@@ -554,6 +551,7 @@ pub fn true_codes(
                 }
             }
             Ok(())
-        })?;
+        },
+    )?;
     Ok(codes)
 }
