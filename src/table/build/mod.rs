@@ -505,7 +505,13 @@ pub fn build_with(
             let recoding = recoder.as_ref().map(|r| &r.0);
             let report = pool.install(|| {
                 build_sector(
-                    idx, &opts.db, sector, step, observer, &manifest, &mut cache, recoding,
+                    idx,
+                    &opts.db,
+                    sector,
+                    step,
+                    observer,
+                    &manifest,
+                    (&mut cache, recoding),
                 )
             })?;
             observer.done(step);
@@ -689,8 +695,7 @@ fn build_sector(
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
-    cache: &mut ChildCache,
-    recoder: Option<&Recoder>,
+    (cache, recoder): (&mut ChildCache, Option<&Recoder>),
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
     let rules = idx.rules();

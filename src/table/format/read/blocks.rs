@@ -247,14 +247,12 @@ impl SectionReader {
             // The prior's bytes are checked now, read on first use.
             let stored = reader.compressed(path, Src { map, file: None }, 0)?;
             m.stored = !stored.is_empty();
-            if m.stored {
-                if m.geometry.block_slots() != info.block_slots as u64 {
-                    return Err(corrupt(format!(
-                        "model-coded {name} section in blocks of {} slots; the rules give {}",
-                        info.block_slots,
-                        m.geometry.block_slots()
-                    )));
-                }
+            if m.stored && m.geometry.block_slots() != info.block_slots as u64 {
+                return Err(corrupt(format!(
+                    "model-coded {name} section in blocks of {} slots; the rules give {}",
+                    info.block_slots,
+                    m.geometry.block_slots()
+                )));
             }
         }
         reader.model = model;
