@@ -1,7 +1,9 @@
 //! Compares two database directories by what their files hold, not by their bytes:
 //! every `.mdb` file of the first directory is opened in both, every slot's code
-//! decoded (`read_all`), and the codes compared. Files of different format versions
-//! or flags (version 1, decisive-only depths) compare equal when every value is.
+//! decoded (`read_all`; in a file with don't-cares or loss-only depths, through the
+//! probe's rule), and the codes compared. Files of different format versions or
+//! flags (version 1, decisive-only depths, the small form of `millbase build --form
+//! small` or `millbase repack`) compare equal when every value is.
 //! The check behind "the new builder writes the same values" when the reference
 //! directory was written in an older format.
 //!
@@ -10,11 +12,29 @@
 //! Prints one line per file and a total; exits with status 1 if any file differs or
 //! is missing from the second directory.
 use millbase::table::format::{Expect, SubspaceFile};
+use millbase::table::pack::repack::true_codes;
+use millbase::table::probe::Tablebase;
+use millbase::table::sector::Sector;
 use std::path::{Path, PathBuf};
 
+/// Every slot's true code of the file at `path`: as stored, or through the probe's
+/// rule in a file with don't-cares or loss-only depths (the directory's other files
+/// answering for its children).
 fn codes(path: &Path) -> Result<Vec<u16>, String> {
     let file = SubspaceFile::open(path, &Expect::any()).map_err(|e| e.to_string())?;
-    file.read_all().map_err(|e| e.to_string())
+    if !file.value_dont_cares() && !file.loss_depths() {
+        return file.read_all().map_err(|e| e.to_string());
+    }
+    let dir = path.parent().ok_or("a file in a directory")?;
+    let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
+    let h = file.header();
+    let sector = Sector {
+        k: h.meta.k as u8,
+        l: h.meta.l as u8,
+        hk: h.meta.hands[0],
+        hl: h.meta.hands[1],
+    };
+    true_codes(&tb, sector, &file).map_err(|e| e.to_string())
 }
 
 /// The first slot where the two files' codes differ, and how many slots differ.

@@ -22,6 +22,7 @@
 //!     selection: Selection::All,
 //!     phase: BuildPhase::All,
 //!     threads: None,
+//!     form: Default::default(),
 //! };
 //! build(rules, &opts)?;
 //!

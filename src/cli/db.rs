@@ -4,7 +4,7 @@ use super::progress::BuildBars;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use millbase::rules::value::Counts;
-use millbase::table::build::{self, BuildOptions, BuildPhase, PairReport, Selection};
+use millbase::table::build::{self, BuildOptions, BuildPhase, Form, PairReport, Selection};
 use millbase::table::dir::manifest::{Entry, Manifest, parse_subspace};
 use millbase::table::index::{Index, binomial};
 use millbase::table::sector::Sector;
@@ -23,6 +23,18 @@ enum PhaseArg {
     Placement,
     /// The moving phase, then the placement sectors.
     All,
+}
+
+/// The values of `build --form` (the library's [`Form`]).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum FormArg {
+    /// The files as solved: zstd, every value and decisive distance stored
+    /// (fastest to write; `millbase repack` makes them small later).
+    Fast,
+    /// The smallest files, every value and distance exact: each finished file is
+    /// recoded (model coding, don't-cares, checked on every slot) in the background
+    /// while the next is solved.
+    Small,
 }
 
 /// Arguments of `build`.
@@ -52,6 +64,10 @@ pub struct BuildArgs {
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = super::at_least_one)]
     threads: Option<usize>,
+    /// Which files to leave (docs/FORMAT.md): `fast`, as solved, or `small`,
+    /// recoded in the background as the build goes on.
+    #[arg(long, value_enum, default_value_t = FormArg::Fast)]
+    form: FormArg,
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
@@ -127,6 +143,10 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
             PhaseArg::All => BuildPhase::All,
         },
         threads: a.threads,
+        form: match a.form {
+            FormArg::Fast => Form::Fast,
+            FormArg::Small => Form::Small,
+        },
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
     let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;

@@ -162,6 +162,14 @@ impl Observer for BuildBars {
         ));
     }
 
+    fn recoding(&self, files: usize) {
+        if files > 0 {
+            self.say(format!(
+                "every step solved; recoding the last {files} files into the small form"
+            ));
+        }
+    }
+
     fn finished(&self) {
         self.overall().finish();
     }

@@ -255,12 +255,59 @@ pub struct Canon {
 pub struct Index {
     rules: &'static Rules,
     colex: ColexRank,
-    /// Per `k`: `class << 4 | sym` by colex rank of the set.
-    lookup: Vec<Vec<u32>>,
-    /// Per `k`: class representatives.
-    reps: Vec<Vec<Bits>>,
-    /// Per `k`: stabilizer masks (identity excluded) of the representatives.
-    stabs: Vec<Vec<u16>>,
+    /// Per `k`, the tables of sets of `k` points, built on first use (a program
+    /// that reads a few files builds only theirs).
+    tables: Vec<OnceLock<Tables>>,
+}
+
+/// The index tables of the sets of one number of points.
+struct Tables {
+    /// `class << 4 | sym` by colex rank of the set.
+    lookup: Vec<u32>,
+    /// Class representatives.
+    reps: Vec<Bits>,
+    /// Stabilizer masks (identity excluded) of the representatives.
+    stabs: Vec<u16>,
+}
+
+impl Tables {
+    /// The tables of the `k`-sets of `rules`' board.
+    fn new(rules: &'static Rules, colex: &ColexRank, k: u32) -> Tables {
+        let n = rules.points() as u32;
+        let count = binomial(n, k) as usize;
+        let mut look = vec![0u32; count];
+        let (mut rep_k, mut stab_k) = (vec![], vec![]);
+        let mut set = first_subset(k);
+        for rank in 0..count {
+            let (mut best, mut best_sym) = (set, 0);
+            for s in 1..rules.symmetries.len() {
+                let img = rules.map(s, set);
+                if img < best {
+                    best = img;
+                    best_sym = s;
+                }
+            }
+            if best == set {
+                let stab = (1..rules.symmetries.len())
+                    .filter(|&s| rules.map(s, set) == set)
+                    .fold(0u16, |m, s| m | 1 << s);
+                look[rank] = (rep_k.len() as u32) << 4;
+                rep_k.push(set);
+                stab_k.push(stab);
+            } else {
+                let class = look[colex.rank(best) as usize] >> 4;
+                look[rank] = class << 4 | best_sym as u32;
+            }
+            if rank + 1 < count {
+                set = next_subset(set);
+            }
+        }
+        Tables {
+            lookup: look,
+            reps: rep_k,
+            stabs: stab_k,
+        }
+    }
 }
 
 impl Index {
@@ -291,50 +338,19 @@ impl Index {
             rules.symmetries.len() <= 16,
             "symmetry numbers must fit 4 bits"
         );
-        let n = rules.points() as u32;
         let colex = ColexRank::new(rules.points());
-        let max_k = rules.stones as usize;
-        let (mut lookup, mut reps, mut stabs) = (vec![], vec![], vec![]);
-        for k in 0..=max_k as u32 {
-            let count = binomial(n, k) as usize;
-            let mut look = vec![0u32; count];
-            let (mut rep_k, mut stab_k) = (vec![], vec![]);
-            let mut set = first_subset(k);
-            for rank in 0..count {
-                let (mut best, mut best_sym) = (set, 0);
-                for s in 1..rules.symmetries.len() {
-                    let img = rules.map(s, set);
-                    if img < best {
-                        best = img;
-                        best_sym = s;
-                    }
-                }
-                if best == set {
-                    let stab = (1..rules.symmetries.len())
-                        .filter(|&s| rules.map(s, set) == set)
-                        .fold(0u16, |m, s| m | 1 << s);
-                    look[rank] = (rep_k.len() as u32) << 4;
-                    rep_k.push(set);
-                    stab_k.push(stab);
-                } else {
-                    let class = look[colex.rank(best) as usize] >> 4;
-                    look[rank] = class << 4 | best_sym as u32;
-                }
-                if rank + 1 < count {
-                    set = next_subset(set);
-                }
-            }
-            lookup.push(look);
-            reps.push(rep_k);
-            stabs.push(stab_k);
-        }
+        let tables = (0..=rules.stones).map(|_| OnceLock::new()).collect();
         Index {
             rules,
             colex,
-            lookup,
-            reps,
-            stabs,
+            tables,
         }
+    }
+
+    /// The tables of `k`-sets, built now if not yet.
+    #[inline]
+    fn tables(&self, k: u32) -> &Tables {
+        self.tables[k as usize].get_or_init(|| Tables::new(self.rules, &self.colex, k))
     }
 
     /// The rules these tables are for.
@@ -344,7 +360,7 @@ impl Index {
 
     /// Number of symmetry classes of sets of `k` points.
     pub fn classes(&self, k: u32) -> u64 {
-        self.reps[k as usize].len() as u64
+        self.tables(k).reps.len() as u64
     }
 
     /// Opponent placements per class: `C(n - k, l)`.
@@ -361,14 +377,15 @@ impl Index {
     #[inline]
     pub fn canon(&self, own: Bits) -> Canon {
         let k = own.count_ones();
-        let e = self.lookup[k as usize][self.colex.rank(own) as usize];
+        let t = self.tables(k);
+        let e = t.lookup[self.colex.rank(own) as usize];
         let class = e >> 4;
         Canon {
             k,
             class,
             sym: (e & 15) as u8,
-            rep: self.reps[k as usize][class as usize],
-            stab: self.stabs[k as usize][class as usize],
+            rep: t.reps[class as usize],
+            stab: t.stabs[class as usize],
         }
     }
 
@@ -377,11 +394,11 @@ impl Index {
     /// many sets asks for all of their entries first.
     #[inline]
     pub fn prefetch_canon(&self, own: Bits) {
-        let k = own.count_ones() as usize;
-        if let Some(e) = self
-            .lookup
-            .get(k)
-            .and_then(|t| t.get(self.colex.rank(own) as usize))
+        let k = own.count_ones();
+        if let Some(e) = (k as usize)
+            .lt(&self.tables.len())
+            .then(|| self.tables(k))
+            .and_then(|t| t.lookup.get(self.colex.rank(own) as usize))
         {
             crate::memory::prefetch(e);
         }
@@ -398,12 +415,12 @@ impl Index {
     #[inline]
     pub fn slot_of_image(&self, c: &Canon, o: Bits) -> u64 {
         let l = o.count_ones();
-        if c.rep == 0 && (l as usize) < self.lookup.len() {
+        if c.rep == 0 && (l as usize) < self.tables.len() {
             // Every symmetry fixes the empty set, so the least image of `o` is its
             // own class's representative (colex order is the order of the sets as
             // numbers), found without trying the symmetries one by one.
-            let rep = self.reps[l as usize]
-                [(self.lookup[l as usize][self.colex.rank(o) as usize] >> 4) as usize];
+            let t = self.tables(l);
+            let rep = t.reps[(t.lookup[self.colex.rank(o) as usize] >> 4) as usize];
             return c.class as u64 * self.per_class(c.k, l) + self.colex.rank(rep) as u64;
         }
         let free = self.rules.all() & !c.rep;
@@ -436,7 +453,7 @@ impl Index {
     /// slot this is a position of the class whose canonical slot is elsewhere.
     pub fn position(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits) {
         let per = self.per_class(k, l);
-        let rep = self.reps[k as usize][(idx / per) as usize];
+        let rep = self.tables(k).reps[(idx / per) as usize];
         let free = self.rules.all() & !rep;
         let opp = pdep(unrank(idx % per, l, free.count_ones()), free);
         (rep, opp)
@@ -453,7 +470,7 @@ impl Index {
         range: std::ops::Range<u64>,
     ) -> impl Iterator<Item = (Bits, Bits)> + '_ {
         let per = self.per_class(k, l);
-        let reps = &self.reps[k as usize];
+        let reps = &self.tables(k).reps;
         let all = self.rules.all();
         let (mut class, mut r) = (range.start / per, range.start % per);
         let mut rep = reps.get(class as usize).copied().unwrap_or(0);
@@ -477,8 +494,8 @@ impl Index {
     /// The representative and stabilizer of class `class` of `k`-sets.
     pub fn class(&self, k: u32, class: u64) -> (Bits, u16) {
         (
-            self.reps[k as usize][class as usize],
-            self.stabs[k as usize][class as usize],
+            self.tables(k).reps[class as usize],
+            self.tables(k).stabs[class as usize],
         )
     }
 }

@@ -244,6 +244,7 @@ fn builder_agrees_with_oracle() {
         selection: Selection::Only(4, 3),
         phase: Default::default(),
         threads: None,
+        form: Default::default(),
     };
     build(millbase::Rules::standard(), &opts).expect("build 3-3, 3-4, 4-3");
     let tb = millbase::table::probe::Tablebase::open(&dir).expect("open the database");

@@ -9,13 +9,15 @@
 
 use millbase::play::arena::{self, ArenaConfig, Openings};
 use millbase::rules::value::Wdl;
-use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
+use millbase::table::build::{BuildOptions, BuildPhase, Form, Selection, build};
 use millbase::table::format::{
     Encoding, FormatError, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, write_subspace_with,
 };
 use millbase::table::index::Index;
 use millbase::table::pack::dontcare::Fill;
-use millbase::table::pack::repack::{RepackError, RepackOptions, check_repacked, repack};
+use millbase::table::pack::repack::{
+    RepackError, RepackOptions, check_repacked, is_repacked, repack,
+};
 use millbase::table::pack::{PackOptions, pack_wdl_only};
 use millbase::table::probe::Tablebase;
 use millbase::table::sector::Sector;
@@ -799,4 +801,104 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     same_perfect_games(game5(), &mdir);
     std::fs::remove_dir_all(&zdir).unwrap();
     std::fs::remove_dir_all(&mdir).unwrap();
+}
+
+/// Every file of `dir` is in the smallest form (`build --form small`) and no
+/// staging file is left.
+fn all_smallest(dir: &Path) {
+    let tb = Tablebase::open(dir).unwrap();
+    let smallest = RepackOptions::smallest();
+    for s in tb.available_sectors() {
+        let f = tb.sector_file(s).unwrap();
+        assert!(is_repacked(f, &smallest), "{s} is not in the small form");
+    }
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(
+            !name.ends_with(".repack") && !name.ends_with(".tmp"),
+            "{name}"
+        );
+    }
+}
+
+/// `build --form small` leaves the smallest files, which answer every probe as the
+/// fast form's on every slot; a later run reads the small files of an earlier one
+/// as children (here the placement sectors read the moving phase's).
+#[test]
+fn a_small_form_build_probes_as_the_fast_build() {
+    let dir = temp("small-build");
+    let rules = rules(4);
+    let small = |phase| BuildOptions {
+        form: Form::Small,
+        ..BuildOptions::quiet(dir.clone(), Selection::All, phase)
+    };
+    build(rules, &small(BuildPhase::Moving)).unwrap();
+    all_smallest(&dir);
+    build(rules, &small(BuildPhase::All)).unwrap();
+    all_smallest(&dir);
+    let sectors = all_sectors(game4());
+    assert_eq!(all_sectors(&dir), sectors);
+    let changed = probes_equal(game4(), &dir, &sectors, 1, 13);
+    assert!(changed > 100, "{changed} don't-cares exercised");
+    verify_clean(&dir, 4, None);
+    // The manifest lists every file as it is.
+    let m = millbase::table::dir::manifest::Manifest::load(&dir)
+        .unwrap()
+        .unwrap();
+    let tb = Tablebase::open(&dir).unwrap();
+    for s in sectors {
+        let h = tb.sector_file(s).unwrap().header();
+        assert_eq!(
+            m.get_sector(s).unwrap().checksum,
+            format!("{:016x}", h.checksum),
+            "{s}"
+        );
+    }
+    assert!(m.pending.is_empty(), "{:?}", m.pending);
+    assert!(bytes(&dir) * 2 < bytes(game4()));
+}
+
+/// A `build --form small` killed mid-way (after a pair is solved, with files of the
+/// fast form not yet recoded; right after a file is recoded) resumes: the next run
+/// recodes what is left and every probe equals the fast build's.
+#[test]
+fn a_killed_small_form_build_resumes() {
+    use crate::common::program::{BIN, s, text};
+    let dir = temp("small-kill");
+    let run = |abort: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args([
+            "build",
+            "--quiet",
+            "--rules",
+            "standard-4",
+            "--form",
+            "small",
+        ])
+        .args(["--db", s(&dir)]);
+        if let Some(stage) = abort {
+            cmd.env("MILLBASE_TEST_ABORT_AFTER", stage);
+        }
+        cmd.output().unwrap()
+    };
+    for stage in ["solved:4-4", "recoded:4-3"] {
+        let out = run(Some(stage));
+        assert!(!out.status.success(), "{stage}: the build was not stopped");
+        assert!(
+            text(&out.stderr).contains(&format!("aborting after {stage}")),
+            "{}",
+            text(&out.stderr)
+        );
+        // Whatever has its final name is whole: fast or small.
+        let tb = Tablebase::open(&dir).unwrap();
+        for s in tb.available_sectors() {
+            tb.sector_file(s).unwrap().verify_checksums().unwrap();
+        }
+    }
+    let out = run(None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    all_smallest(&dir);
+    let sectors = all_sectors(game4());
+    assert_eq!(all_sectors(&dir), sectors);
+    probes_equal(game4(), &dir, &sectors, 1, 1 << 20);
 }

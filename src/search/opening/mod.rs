@@ -487,6 +487,7 @@ mod tests {
             selection: crate::table::build::Selection::All,
             phase: crate::table::build::BuildPhase::Moving,
             threads: Some(1),
+            form: Default::default(),
         };
         crate::table::build::build(rules, &opts).unwrap();
         let tb = Arc::new(Tablebase::open(&dir).unwrap());

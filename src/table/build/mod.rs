@@ -2,9 +2,11 @@
 //! finished, checking memory first, writing files and the manifest.
 
 pub(crate) mod frontier;
+pub(crate) mod hook;
 pub(crate) mod moving_placement;
 pub mod observer;
 pub(crate) mod placement;
+pub(crate) mod recode;
 pub(crate) mod retro;
 
 use crate::rules::Rules;
@@ -13,9 +15,14 @@ use crate::rules::position::{Color, Position};
 use crate::table::dir::manifest::{Entry, Manifest};
 use crate::table::format::{self, FormatError, SubspaceMeta};
 use crate::table::index::Index;
+use crate::table::pack::repack::RepackError;
+use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
-use std::collections::BTreeSet;
+use hook::test_abort;
+use recode::Recoder;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Which subspaces to build (always with everything they depend on).
@@ -44,6 +51,20 @@ pub enum BuildPhase {
     All,
 }
 
+/// Which files [`build`] leaves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Form {
+    /// The files as solved (format version 2, zstd, every value and every decisive
+    /// distance stored): the fastest to write and to read whole.
+    #[default]
+    Fast,
+    /// The smallest files, every value and distance exact
+    /// ([`crate::table::pack::repack::RepackOptions::smallest`]): each file is
+    /// recoded in a background thread, checked on every slot, once no sector still
+    /// to be solved reads it, while the next is solved.
+    Small,
+}
+
 /// Options of [`build`].
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -55,6 +76,8 @@ pub struct BuildOptions {
     pub phase: BuildPhase,
     /// Worker threads (default: all cores).
     pub threads: Option<usize>,
+    /// Which files to leave.
+    pub form: Form,
 }
 
 impl BuildOptions {
@@ -66,6 +89,7 @@ impl BuildOptions {
             selection,
             phase,
             threads: None,
+            form: Form::Fast,
         }
     }
 }
@@ -129,6 +153,13 @@ pub enum BuildError {
     /// Not a placement sector of these rules.
     #[error("{0} is not a placement sector of a game from the empty board under these rules")]
     NoSector(Sector),
+    /// A finished file could not be recoded into the small form (or read back
+    /// from it as a child).
+    #[error("recoding into the small form: {0}")]
+    Recode(#[from] RepackError),
+    /// A child in the small form could not be read through the probe's rule.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
     /// Rules whose game the builder cannot solve yet.
     #[error("the builder cannot build the rules {rules} yet: {why}")]
     Unsupported {
@@ -362,6 +393,12 @@ pub fn build_with(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .map_err(|e| BuildError::Threads(e.to_string()))?;
+    if opts.form == Form::Small && rules.move_in_placement {
+        return Err(BuildError::Unsupported {
+            rules: rules.name,
+            why: "the build writes the small form only where stones do not move during placement; build the fast form, then `millbase repack`",
+        });
+    }
     let pairs = match opts.phase {
         BuildPhase::Placement => Vec::new(),
         _ => plan(rules, opts.selection)?,
@@ -386,56 +423,85 @@ pub fn build_with(
         .chain(sectors.iter().copied())
         .collect();
     let _ = manifest.plan(&opts.db, &targets);
+    let manifest = Arc::new(Mutex::new(manifest));
+    // Which steps are finished already, and when each target may be recoded.
+    let pair_done: Vec<bool> = pairs
+        .iter()
+        .map(|&p| {
+            subspaces(p)
+                .iter()
+                .all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok())
+        })
+        .collect();
+    let sector_done: Vec<bool> = sectors
+        .iter()
+        .map(|&s| open_sector(&opts.db, idx, s).is_ok())
+        .collect();
+    let mut recoder = match opts.form {
+        Form::Fast => None,
+        Form::Small => {
+            let release = release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
+            let r = Recoder::start(&opts.db, idx, opts.threads, manifest.clone())
+                .map_err(BuildError::Threads)?;
+            Some((r, release))
+        }
+    };
+    // Finished files that nothing still to be solved reads are recoded first.
+    let release = |recoder: &Option<(Recoder, Release)>, step: Option<usize>| {
+        if let Some((r, release)) = recoder {
+            for &s in release.get(&step).into_iter().flatten() {
+                r.push(s);
+            }
+        }
+    };
+    release(&recoder, None);
     let mut reports = Vec::new();
-    for (&pair, step) in pairs.iter().zip(&pair_steps) {
+    for (i, (&pair, step)) in pairs.iter().zip(&pair_steps).enumerate() {
         let slots = step.positions;
-        if subspaces(pair)
-            .iter()
-            .all(|&(a, b)| open_checked(&opts.db, idx, a, b).is_ok())
-        {
+        if pair_done[i] {
             observer.skipped(step);
             reports.push(PairReport::skipped(pair, slots));
+            release(&recoder, Some(i));
             continue;
         }
-        check_memory(idx, pair)?;
+        check_memory(idx, pair, recoder.as_ref().map(|r| &r.0))?;
         for &(a, b) in &subspaces(pair) {
             check_replaceable(&opts.db.join(file_name(a, b)))?;
         }
-        let report =
-            pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &mut manifest))?;
+        let report = pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &manifest))?;
         observer.done(step);
         reports.push(report);
+        release(&recoder, Some(i));
+        if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
+            return Err(e.into());
+        }
     }
     if !sectors.is_empty() {
         check_moving_present(&opts.db, idx, &sectors)?;
         let mut cache = ChildCache::default();
-        for (&sector, step) in sectors.iter().zip(&sector_steps) {
+        for (j, (&sector, step)) in sectors.iter().zip(&sector_steps).enumerate() {
             let (k, l) = sector.counts();
             let slots = step.positions;
-            if open_sector(&opts.db, idx, sector).is_ok() {
+            let at = Some(pairs.len() + j);
+            if sector_done[j] {
                 observer.skipped(step);
                 reports.push(PairReport {
                     sector: Some(sector),
                     ..PairReport::skipped((k, l), slots)
                 });
+                release(&recoder, at);
                 continue;
             }
             check_replaceable(&opts.db.join(sector.file_name()))?;
             if rules.move_in_placement {
                 let report = pool.install(|| {
-                    build_moving_placement_pair(
-                        idx,
-                        &opts.db,
-                        sector,
-                        step,
-                        observer,
-                        &mut manifest,
-                    )
+                    build_moving_placement_pair(idx, &opts.db, sector, step, observer, &manifest)
                 })?;
                 observer.done(step);
                 reports.push(report);
                 continue;
             }
+            let recoding = recoder.as_ref().map(|r| &r.0);
             let report = pool.install(|| {
                 build_sector(
                     idx,
@@ -443,17 +509,85 @@ pub fn build_with(
                     sector,
                     step,
                     observer,
-                    &mut manifest,
-                    &mut cache,
+                    &manifest,
+                    (&mut cache, recoding),
                 )
             })?;
             observer.done(step);
             reports.push(report);
+            release(&recoder, at);
+            if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
+                return Err(e.into());
+            }
         }
+    }
+    if let Some((r, _)) = recoder.take() {
+        observer.recoding(r.pending());
+        r.finish()?;
     }
     observer.finished();
     sync_manifest(&opts.db, idx)?;
     Ok(reports)
+}
+
+/// For each step of a build (`None`: before the first), the targets that may be
+/// recoded once it is done: every file of the run after its last reader still to
+/// be solved, or after it is written, or at once if neither.
+type Release = BTreeMap<Option<usize>, Vec<Sector>>;
+
+/// The [`Release`] of a run of the moving-phase `pairs` then the placement
+/// `sectors` (steps numbered in that order), of which those marked done are
+/// finished already.
+fn release_plan(
+    idx: &Index,
+    pairs: &[(u32, u32)],
+    pair_done: &[bool],
+    sectors: &[Sector],
+    sector_done: &[bool],
+) -> Release {
+    let rules = idx.rules();
+    let moving = |(a, b): (u32, u32)| Sector::moving(a as u8, b as u8);
+    // Each step's files and the children it reads.
+    let mut steps: Vec<(bool, Vec<Sector>, Vec<Sector>)> = pairs
+        .iter()
+        .zip(pair_done)
+        .map(|(&(k, l), &done)| {
+            let writes = subspaces((k, l)).into_iter().map(moving).collect();
+            let reads = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
+                .into_iter()
+                .filter(|&(a, _)| a >= 3)
+                .map(moving)
+                .collect();
+            (done, writes, reads)
+        })
+        .collect();
+    steps.extend(sectors.iter().zip(sector_done).map(|(&s, &done)| {
+        let (quiet, capture) = s.children();
+        let reads = std::iter::once(quiet)
+            .chain(capture.filter(|c| c.is_valid(rules)))
+            .collect();
+        (done, vec![s], reads)
+    }));
+    let mut at: BTreeMap<Sector, Option<usize>> = BTreeMap::new();
+    for (i, (done, writes, reads)) in steps.iter().enumerate() {
+        for &w in writes {
+            at.insert(w, (!done).then_some(i));
+        }
+        if !done {
+            for &r in reads {
+                at.insert(r, Some(i));
+            }
+        }
+    }
+    let targets: BTreeSet<Sector> = steps.iter().flat_map(|(_, w, _)| w.clone()).collect();
+    let mut release = Release::new();
+    for (s, step) in at {
+        // A child from outside the run is left as it is.
+        if targets.contains(&s) {
+            release.entry(step).or_default().push(s);
+        }
+    }
+    release
 }
 
 /// Refuses, before any work, to build a file whose place is taken by a directory,
@@ -559,7 +693,7 @@ impl ChildCache {
         if let Some((_, codes)) = self.entries.iter().find(|(c, _)| *c == s) {
             return Ok(codes.clone());
         }
-        let codes = std::sync::Arc::new(open_sector(db, idx, s)?.read_all()?);
+        let codes = std::sync::Arc::new(child_codes(db, idx, s)?);
         self.entries.push((s, codes.clone()));
         Ok(codes)
     }
@@ -571,8 +705,8 @@ fn build_sector(
     sector: Sector,
     step: &Step,
     observer: &dyn Observer,
-    manifest: &mut Manifest,
-    cache: &mut ChildCache,
+    manifest: &Mutex<Manifest>,
+    (cache, recoder): (&mut ChildCache, Option<&Recoder>),
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
     let rules = idx.rules();
@@ -580,7 +714,7 @@ fn build_sector(
     let capture = capture.filter(|c| c.is_valid(rules));
     let keep: Vec<Sector> = std::iter::once(quiet).chain(capture).collect();
     cache.entries.retain(|(c, _)| keep.contains(c));
-    check_sector_memory(idx, sector, &keep, cache)?;
+    check_sector_memory(idx, sector, &keep, cache, recoder)?;
     let quiet_codes = cache.get(db, idx, quiet, &keep)?;
     let capture_codes = capture.map(|c| cache.get(db, idx, c, &keep)).transpose()?;
     let kids = crate::table::build::placement::Children {
@@ -612,12 +746,17 @@ fn build_sector(
     report.bytes = written.file_bytes();
     report.wdl_bytes = written.wdl.length;
     report.depth_bytes = written.depth_bytes();
-    let entry = Entry::new(&written, solve_seconds);
-    manifest.format_version = manifest.format_version.max(written.version);
-    record(manifest, db, entry, &solved.summary, |i| {
-        let (own, opp) = idx.position(k, l, i);
-        fen::format(rules, &sector.position(own, opp), Counters::default())
-    })?;
+    record(
+        manifest,
+        db,
+        &written,
+        solve_seconds,
+        &solved.summary,
+        |i| {
+            let (own, opp) = idx.position(k, l, i);
+            fen::format(rules, &sector.position(own, opp), Counters::default())
+        },
+    )?;
     Ok(finish(report, start))
 }
 
@@ -630,7 +769,7 @@ fn build_moving_placement_pair(
     sector: Sector,
     step: &Step,
     observer: &dyn Observer,
-    manifest: &mut Manifest,
+    manifest: &Mutex<Manifest>,
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
     let rules = idx.rules();
@@ -644,7 +783,7 @@ fn build_moving_placement_pair(
     )?;
     let loaded: Vec<(Sector, Vec<u16>)> = exits
         .iter()
-        .map(|&c| Ok((c, open_sector(db, idx, c)?.read_all()?)))
+        .map(|&c| Ok((c, child_codes(db, idx, c)?)))
         .collect::<Result<_, BuildError>>()?;
     let exit = |c: Sector, slot: u64| -> u16 {
         let codes = loaded
@@ -679,9 +818,7 @@ fn build_moving_placement_pair(
         report.wdl_bytes += written.wdl.length;
         report.depth_bytes += written.depth_bytes();
         let share = solve_seconds * solved.codes.len() as f64 / total.max(1) as f64;
-        let entry = Entry::new(&written, share);
-        manifest.format_version = manifest.format_version.max(written.version);
-        record(manifest, db, entry, &solved.summary, |i| {
+        record(manifest, db, &written, share, &solved.summary, |i| {
             let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
             fen::format(rules, &s.position(own, opp), Counters::default())
         })?;
@@ -692,14 +829,18 @@ fn build_moving_placement_pair(
 /// Records a written file in the manifest, with FEN examples (`example(slot)`) of
 /// its longest win and loss.
 fn record(
-    manifest: &mut Manifest,
+    manifest: &Mutex<Manifest>,
     db: &Path,
-    mut entry: Entry,
+    written: &format::Header,
+    seconds: f64,
     summary: &retro::Summary,
     example: impl Fn(u64) -> String,
 ) -> Result<(), BuildError> {
+    let mut entry = Entry::new(written, seconds);
     entry.longest_win_example = summary.win_example.map(&example);
     entry.longest_loss_example = summary.loss_example.map(&example);
+    let mut manifest = manifest.lock().unwrap_or_else(|e| e.into_inner());
+    manifest.format_version = manifest.format_version.max(written.version);
     manifest
         .record(db, entry)
         .map_err(|e| BuildError::Manifest(e.to_string()))
@@ -719,6 +860,7 @@ fn check_sector_memory(
     sector: Sector,
     children: &[Sector],
     cache: &ChildCache,
+    recoder: Option<&Recoder>,
 ) -> Result<(), BuildError> {
     let size = |s: Sector| idx.size(s.k as u32, s.l as u32) * 2;
     let to_load: u64 = children
@@ -731,7 +873,7 @@ fn check_sector_memory(
     let (k, l) = sector.counts();
     let need =
         crate::table::build::placement::sector_memory(idx, k, l) + to_load + size(sector) / 6;
-    check_need(&sector.name(), need)
+    check_need_beside(&sector.name(), need, recoder)
 }
 
 fn build_pair(
@@ -740,7 +882,7 @@ fn build_pair(
     pair: (u32, u32),
     step: &Step,
     observer: &dyn Observer,
-    manifest: &mut Manifest,
+    manifest: &Mutex<Manifest>,
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
     let (k, l) = pair;
@@ -749,8 +891,13 @@ fn build_pair(
         .filter(|&(a, _)| a >= 3)
         .collect::<BTreeSet<_>>()
         .into_iter()
-        .map(|(a, b)| Ok(((a, b), open_checked(db, idx, a, b)?.read_all()?)))
-        .collect::<Result<_, FormatError>>()?;
+        .map(|(a, b)| {
+            Ok((
+                (a, b),
+                child_codes(db, idx, Sector::moving(a as u8, b as u8))?,
+            ))
+        })
+        .collect::<Result<_, BuildError>>()?;
     let lower = |a: u32, b: u32| {
         lowers
             .iter()
@@ -777,9 +924,7 @@ fn build_pair(
         report.wdl_bytes += written.wdl.length;
         report.depth_bytes += written.depth_bytes();
         let share = solve_seconds * s.codes.len() as f64 / report.positions as f64;
-        let entry = Entry::new(&written, share);
-        manifest.format_version = manifest.format_version.max(written.version);
-        record(manifest, db, entry, &s.summary, |i| {
+        record(manifest, db, &written, share, &s.summary, |i| {
             let (own, opp) = idx.position(s.k, s.l, i);
             let counters = Counters {
                 plies_since_removal: 0,
@@ -793,17 +938,6 @@ fn build_pair(
         })?;
     }
     Ok(finish(report, start))
-}
-
-/// A test hook: `MILLBASE_TEST_ABORT_AFTER=STAGE` aborts the process (like a kill:
-/// no clean-up) when the build reaches `STAGE`: `solved:K-L` after solving the pair
-/// K-L, before anything is written; `written:K-L` right after the file of subspace
-/// K-L got its final name (for `K != L` that is mid-pair, before its twin).
-fn test_abort(stage: &str) {
-    if std::env::var_os("MILLBASE_TEST_ABORT_AFTER").is_some_and(|v| v == stage) {
-        eprintln!("MILLBASE_TEST_ABORT_AFTER: aborting after {stage}");
-        std::process::abort();
-    }
 }
 
 fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
@@ -821,15 +955,24 @@ fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {
 fn remove_stale_temporaries(db: &Path) -> Result<(), BuildError> {
     for entry in std::fs::read_dir(db).map_err(io("reading", db))? {
         let path = entry.map_err(io("reading", db))?.path();
-        if path.extension().is_some_and(|e| e == "tmp") {
+        // A recode's staging file (`NAME.repack`) too: its original is whole.
+        if path
+            .extension()
+            .is_some_and(|e| e == "tmp" || e == "repack")
+        {
             std::fs::remove_file(&path).map_err(io("removing", &path))?;
         }
     }
     Ok(())
 }
 
-/// Refuses a pair that cannot fit in the memory available now.
-fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
+/// Refuses a pair that cannot fit in the memory available now (beside the files
+/// `recoder` is recoding, unless waiting for it to finish makes room).
+fn check_memory(
+    idx: &Index,
+    (k, l): (u32, u32),
+    recoder: Option<&Recoder>,
+) -> Result<(), BuildError> {
     let lower: u64 = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
         .into_iter()
         .filter(|&(a, _)| a >= 3)
@@ -837,7 +980,35 @@ fn check_memory(idx: &Index, (k, l): (u32, u32)) -> Result<(), BuildError> {
         .sum();
     // Codes and counters, lower subspaces, and the compressed output being written.
     let need = retro::pair_memory(idx, k, l) + lower + retro::pair_memory(idx, k, l) / 6;
-    check_need(&format!("{k}-{l}"), need)
+    check_need_beside(&format!("{k}-{l}"), need, recoder)
+}
+
+/// [`check_need`] of `need` bytes beside what `recoder` is recoding; if that does
+/// not fit, waits for the recoder to finish its queue, then checks `need` alone.
+fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result<(), BuildError> {
+    let Some(r) = recoder else {
+        return check_need(what, need);
+    };
+    if check_need(what, need + r.memory()).is_ok() {
+        return Ok(());
+    }
+    r.wait_idle()?;
+    check_need(what, need)
+}
+
+/// The true codes of the finished file of `s` in `db`: as stored in a file of the
+/// fast form; through the probe's rule in a small one ([`Form::Small`]), which a
+/// later run reads as a child.
+fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
+    let file = open_sector(db, idx, s)?;
+    if !file.value_dont_cares() && !file.loss_depths() {
+        return Ok(file.read_all()?);
+    }
+    Ok(crate::table::pack::repack::true_codes(
+        &Tablebase::open(db)?,
+        s,
+        &file,
+    )?)
 }
 
 /// Refuses work that needs `need` bytes when less memory is available.

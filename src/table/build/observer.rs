@@ -34,8 +34,8 @@ pub struct Step {
 /// either [`skipped`](Observer::skipped) (finished earlier) or
 /// [`started`](Observer::started), any number of [`stage`](Observer::stage) and
 /// [`fraction`](Observer::fraction) calls (from worker threads), and
-/// [`done`](Observer::done) once its files are written; [`finished`](Observer::finished)
-/// comes after the last step. A build that fails stops its events where it failed.
+/// [`done`](Observer::done) once its files are written; [`recoding`](Observer::recoding)
+/// (small form only) and [`finished`](Observer::finished) come after the last step. A build that fails stops its events where it failed.
 pub trait Observer: Sync {
     /// The steps the build will take, in order (finished ones included: they are
     /// skipped).
@@ -62,7 +62,12 @@ pub trait Observer: Sync {
     fn done(&self, step: &Step) {
         let _ = step;
     }
-    /// Every step is done or skipped.
+    /// Every step is done or skipped, and the build waits for `files` files still
+    /// to be recoded into the small form ([`crate::table::build::Form::Small`]).
+    fn recoding(&self, files: usize) {
+        let _ = files;
+    }
+    /// Every step is done or skipped (and every file recoded).
     fn finished(&self) {}
 }
 

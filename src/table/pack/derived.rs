@@ -127,10 +127,7 @@ pub fn derive(dir: &Path, idx: &Index) -> Result<Vec<Derived>, PackError> {
         let file = dir.join(s.file_name());
         let bytes = std::fs::metadata(&file).map_or(0, |m| m.len());
         if bytes > 0 {
-            std::fs::remove_file(&file).map_err(|source| PackError::Io {
-                path: file.clone(),
-                source,
-            })?;
+            std::fs::remove_file(&file).map_err(|e| PackError::from(super::io_error(&file)(e)))?;
         }
         if let Some(m) = manifest.as_mut() {
             m.remove_sector(s);

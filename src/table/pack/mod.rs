@@ -51,19 +51,6 @@ pub enum PackError {
         /// The file.
         path: PathBuf,
     },
-    /// The output directory's manifest is of other rules.
-    #[error(
-        "{}: its manifest is for rules '{found}', the source for '{expected}'; pack into another directory",
-        dir.display()
-    )]
-    OtherRules {
-        /// The output directory.
-        dir: PathBuf,
-        /// The rules of the output's manifest.
-        found: String,
-        /// The rules of the source.
-        expected: String,
-    },
     /// The file written does not read back what was meant to be stored: it is
     /// deleted (a bug in a coder, or a failing disk).
     #[error(
@@ -81,22 +68,51 @@ pub enum PackError {
         /// the mask of allowed trits (bit 0 draw, 1 win, 2 loss).
         expected: String,
     },
-    /// The source has no database files.
-    #[error("{}: no database files to pack", dir.display())]
-    Empty {
-        /// The source directory.
-        dir: PathBuf,
-    },
     /// A file could not be read or written.
     #[error(transparent)]
     Format(#[from] FormatError),
     /// A value needed to fill the don't-cares could not be probed.
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    /// The source or output directory could not be used.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl From<ManifestError> for PackError {
+    fn from(e: ManifestError) -> PackError {
+        OutputError::from(e).into()
+    }
+}
+
+/// Why the directories of a pack or a repack ([`repack::repack`]) could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The source has no database files.
+    #[error("{}: no database files to {verb}", dir.display())]
+    Empty {
+        /// The source directory.
+        dir: PathBuf,
+        /// What was to be done: `pack` or `repack`.
+        verb: &'static str,
+    },
+    /// The output directory's manifest is of other rules.
+    #[error(
+        "{}: its manifest is for rules '{found}', the source for '{expected}'; write into another directory",
+        dir.display()
+    )]
+    OtherRules {
+        /// The output directory.
+        dir: PathBuf,
+        /// The rules of the output's manifest.
+        found: String,
+        /// The rules of the source.
+        expected: String,
+    },
     /// The output's manifest could not be read or written.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
-    /// The output directory could not be created or resolved.
+    /// A directory could not be created or resolved.
     #[error("{}: {source}", path.display())]
     Io {
         /// The path.
@@ -104,6 +120,106 @@ pub enum PackError {
         /// The underlying error.
         source: std::io::Error,
     },
+}
+
+/// The wrapper of a file-system error on `path`.
+pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |source| OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What a pack and a repack start from: the output's manifest (of the source's
+/// rules, with the sectors to write planned), the source's manifest, and the
+/// source's files to write again.
+pub(crate) struct Output {
+    /// The output's manifest: the one there if it is of these rules and `keep`
+    /// asked for it, else a new one.
+    pub manifest: Manifest,
+    /// The source's manifest, if readable (its build times and examples).
+    pub source_manifest: Option<Manifest>,
+    /// The source's files to write, with their sectors.
+    pub files: Vec<(Sector, Result<SubspaceFile, FormatError>)>,
+    /// Whether the output is the source directory.
+    pub same: bool,
+}
+
+impl Output {
+    /// Creates the output directory `out`, checks its manifest against the rules of
+    /// `idx`, lists the source's files of the sectors `wanted` keeps (none is an
+    /// error) and plans them in the output's manifest. `verb` names the work in
+    /// errors; `keep` keeps the output's own manifest's entries.
+    pub fn prepare(
+        src: &Path,
+        out: &Path,
+        idx: &Index,
+        verb: &'static str,
+        keep: bool,
+        wanted: impl Fn(Sector) -> bool,
+    ) -> Result<Output, OutputError> {
+        std::fs::create_dir_all(out).map_err(io_error(out))?;
+        let same = src.canonicalize().map_err(io_error(src))?
+            == out.canonicalize().map_err(io_error(out))?;
+        let rules = idx.rules();
+        let mut manifest = match Manifest::load(out) {
+            Ok(Some(m)) if m.fingerprint() != Some(rules.fingerprint()) => {
+                return Err(OutputError::OtherRules {
+                    dir: out.to_path_buf(),
+                    found: m.rules.name,
+                    expected: rules.name.to_string(),
+                });
+            }
+            Ok(Some(m)) if keep => m,
+            _ => Manifest::new(rules.name, rules.fingerprint()),
+        };
+        let files: Vec<_> = existing_files(src, idx)
+            .into_iter()
+            .filter(|&(s, _)| wanted(s))
+            .collect();
+        if files.is_empty() {
+            return Err(OutputError::Empty {
+                dir: src.to_path_buf(),
+                verb,
+            });
+        }
+        let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
+        manifest.plan(out, &targets)?;
+        Ok(Output {
+            manifest,
+            source_manifest: Manifest::load(src).ok().flatten(),
+            files,
+            same,
+        })
+    }
+
+    /// The manifest entry of a file written from the source's file of `sector`:
+    /// made from its `header`, with the source's build time (if `timed`) and
+    /// examples of the longest win and loss.
+    pub fn entry(&self, sector: Sector, header: &Header, timed: bool) -> Entry {
+        entry_from(self.source_manifest.as_ref(), sector, header, timed)
+    }
+}
+
+/// The manifest entry of a file of `sector` with `header`, written again from a file
+/// that `source` (a manifest) lists: its build time (if `timed`) and examples kept.
+pub(crate) fn entry_from(
+    source: Option<&Manifest>,
+    sector: Sector,
+    header: &Header,
+    timed: bool,
+) -> Entry {
+    let old = source.and_then(|m| m.get_sector(sector));
+    let seconds = old.filter(|_| timed).map_or(0.0, |e| e.build_seconds);
+    let mut entry = Entry::new(header, seconds);
+    if let Some(e) = old {
+        if timed {
+            entry.positions_per_second = e.positions_per_second;
+        }
+        entry.longest_win_example = e.longest_win_example.clone();
+        entry.longest_loss_example = e.longest_loss_example.clone();
+    }
+    entry
 }
 
 /// What happened to one sector.
@@ -135,13 +251,6 @@ pub struct PackOptions {
     pub coding: Option<Encoding>,
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> PackError + '_ {
-    move |source| PackError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// Packs every sector file of the full database `src` into `out`, WDL only, for the
 /// rules of `idx`. `done` is called after each sector. Refuses to write into `src`
 /// or over a full database file.
@@ -164,42 +273,27 @@ pub fn pack_wdl_only_sectors(
     only: &[Sector],
     mut done: impl FnMut(&PackReport),
 ) -> Result<Vec<PackReport>, PackError> {
-    std::fs::create_dir_all(out).map_err(io_error(out))?;
-    let same =
-        src.canonicalize().map_err(io_error(src))? == out.canonicalize().map_err(io_error(out))?;
-    if same {
+    let rules = idx.rules();
+    // A sector derived in the output ([`crate::table::pack::derived`]) stays so.
+    let wanted = |s: Sector| {
+        (only.is_empty() || only.contains(&s)) && !crate::table::dir::is_derived(out, rules, s)
+    };
+    // The output is checked to be another directory before its manifest is planned.
+    std::fs::create_dir_all(out).map_err(|e| PackError::from(io_error(out)(e)))?;
+    let resolve = |p: &Path| {
+        p.canonicalize()
+            .map_err(|e| PackError::from(io_error(p)(e)))
+    };
+    if resolve(src)? == resolve(out)? {
         return Err(PackError::SameDirectory {
             dir: out.to_path_buf(),
         });
     }
-    let rules = idx.rules();
-    let mut manifest = match Manifest::load(out) {
-        Ok(Some(m)) if m.fingerprint() != Some(rules.fingerprint()) => {
-            return Err(PackError::OtherRules {
-                dir: out.to_path_buf(),
-                found: m.rules.name,
-                expected: rules.name.to_string(),
-            });
-        }
-        _ => Manifest::new(rules.name, rules.fingerprint()),
-    };
-    manifest.wdl_only = true;
-    manifest.format_version = VERSION_FLAGS;
-    // A sector derived in the output ([`crate::table::pack::derived`]) stays so.
-    let files: Vec<_> = existing_files(src, idx)
-        .into_iter()
-        .filter(|(s, _)| only.is_empty() || only.contains(s))
-        .filter(|(s, _)| !crate::table::dir::is_derived(out, rules, *s))
-        .collect();
-    if files.is_empty() {
-        return Err(PackError::Empty {
-            dir: src.to_path_buf(),
-        });
-    }
-    let source_manifest = Manifest::load(src).ok().flatten();
+    let mut output = Output::prepare(src, out, idx, "pack", false, wanted)?;
+    output.manifest.wdl_only = true;
+    output.manifest.format_version = VERSION_FLAGS;
     let source = Tablebase::open(src)?;
-    let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
-    manifest.plan(out, &targets)?;
+    let files = std::mem::take(&mut output.files);
     let mut reports = Vec::with_capacity(files.len());
     for (sector, file) in files {
         let file = file?;
@@ -213,12 +307,9 @@ pub fn pack_wdl_only_sectors(
         };
         let start = std::time::Instant::now();
         let (header, kept, filled) = job.run()?;
+        let entry = output.entry(sector, &header, false);
+        let manifest = &mut output.manifest;
         manifest.format_version = manifest.format_version.max(header.version);
-        let mut entry = Entry::new(&header, 0.0);
-        if let Some(e) = source_manifest.as_ref().and_then(|m| m.get_sector(sector)) {
-            entry.longest_win_example = e.longest_win_example.clone();
-            entry.longest_loss_example = e.longest_loss_example.clone();
-        }
         manifest.record(out, entry)?;
         let report = PackReport {
             sector,

@@ -20,14 +20,15 @@
 
 use crate::mix::splitmix64;
 use crate::rules::value::Value;
-use crate::table::dir::manifest::{Entry, Manifest, ManifestError};
-use crate::table::dir::{existing_files, open_finished_sector};
+use crate::table::dir::manifest::ManifestError;
+use crate::table::dir::open_finished_sector;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
     replace_file, write_subspace_choosing, write_subspace_with,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
+use crate::table::pack::{Output, OutputError};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -36,12 +37,6 @@ use std::path::{Path, PathBuf};
 /// Why a repack failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RepackError {
-    /// The source has no database files.
-    #[error("{}: no database files to repack", dir.display())]
-    Empty {
-        /// The source directory.
-        dir: PathBuf,
-    },
     /// A source file holds win/draw/loss only: there are no values to repack.
     #[error(
         "{}: a WDL-only file (no distances); repack converts full files (its WDL don't-cares come from `millbase pack --wdl-only --dont-cares`)",
@@ -50,19 +45,6 @@ pub enum RepackError {
     WdlOnly {
         /// The file.
         path: PathBuf,
-    },
-    /// The output directory's manifest is of other rules.
-    #[error(
-        "{}: its manifest is for rules '{found}', the source for '{expected}'; repack into another directory",
-        dir.display()
-    )]
-    OtherRules {
-        /// The output directory.
-        dir: PathBuf,
-        /// The rules of the output's manifest.
-        found: String,
-        /// The rules of the source.
-        expected: String,
     },
     /// The new file does not give the original's value on some slot: it is
     /// deleted and the original kept (a bug in the fill, or a damaged source).
@@ -101,17 +83,15 @@ pub enum RepackError {
     /// A value needed to fill or check the don't-cares could not be probed.
     #[error(transparent)]
     Probe(#[from] ProbeError),
-    /// The output's manifest could not be read or written.
+    /// The source or output directory could not be used, or a file not copied.
     #[error(transparent)]
-    Manifest(#[from] ManifestError),
-    /// The output directory could not be created, resolved or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
-    },
+    Output(#[from] OutputError),
+}
+
+impl From<ManifestError> for RepackError {
+    fn from(e: ManifestError) -> RepackError {
+        OutputError::from(e).into()
+    }
 }
 
 /// What happened to one sector.
@@ -181,6 +161,19 @@ impl Default for RepackOptions {
 }
 
 impl RepackOptions {
+    /// The smallest full files, every value and distance exact: the model's
+    /// don't-cares, loss-only depths, both sections model-coded (format version 6,
+    /// flags 15). What `millbase build` leaves by default.
+    pub fn smallest() -> RepackOptions {
+        RepackOptions {
+            fill: Some(Fill::Model),
+            loss_depths: true,
+            wdl_model: true,
+            depth_model: true,
+            ..RepackOptions::default()
+        }
+    }
+
     /// Whether the options go together: the depth model and the model's fill
     /// need loss-only depths and the WDL model.
     pub fn check(&self) -> Result<(), RepackError> {
@@ -200,10 +193,7 @@ impl RepackOptions {
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> RepackError + '_ {
-    move |source| RepackError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |e| super::io_error(path)(e).into()
 }
 
 /// Repacks every full file of `src` (or the sectors of `opts.only`) for the rules of
@@ -215,38 +205,15 @@ pub fn repack(
     mut done: impl FnMut(&RepackReport),
 ) -> Result<Vec<RepackReport>, RepackError> {
     opts.check()?;
-    let rules = idx.rules();
     let dest = opts.out.as_deref().unwrap_or(src);
-    std::fs::create_dir_all(dest).map_err(io_error(dest))?;
-    let in_place = src.canonicalize().map_err(io_error(src))?
-        == dest.canonicalize().map_err(io_error(dest))?;
-    let mut manifest = match Manifest::load(dest) {
-        Ok(Some(m)) if m.fingerprint() != Some(rules.fingerprint()) => {
-            return Err(RepackError::OtherRules {
-                dir: dest.to_path_buf(),
-                found: m.rules.name,
-                expected: rules.name.to_string(),
-            });
-        }
-        Ok(Some(m)) => m,
-        _ => Manifest::new(rules.name, rules.fingerprint()),
-    };
-    let source_manifest = Manifest::load(src).ok().flatten();
-    let files: Vec<_> = existing_files(src, idx)
-        .into_iter()
-        .filter(|(s, _)| opts.only.is_empty() || opts.only.contains(s))
-        .collect();
-    if files.is_empty() {
-        return Err(RepackError::Empty {
-            dir: src.to_path_buf(),
-        });
-    }
+    let wanted = |s: Sector| opts.only.is_empty() || opts.only.contains(&s);
+    let mut output = Output::prepare(src, dest, idx, "repack", true, wanted)?;
+    let in_place = output.same;
     let tb = Tablebase::open(src)?;
     // Repacked files hold distances: the manifest stops saying win/draw/loss only
     // (a repack into a WDL-only package replaces its files).
-    manifest.wdl_only = false;
-    let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
-    manifest.plan(dest, &targets)?;
+    output.manifest.wdl_only = false;
+    let files = std::mem::take(&mut output.files);
     let size = |s: Sector| {
         let (k, l) = s.counts();
         idx.size(k, l)
@@ -256,32 +223,10 @@ pub fn repack(
     let mut reports = Vec::with_capacity(files.len());
     for (sector, file) in files {
         let file = file?;
-        if file.wdl_only() {
-            return Err(RepackError::WdlOnly {
-                path: file.path().to_path_buf(),
-            });
-        }
         let start = std::time::Instant::now();
-        let job = Job {
-            src: &file,
-            tb: &tb,
-            dest,
-            idx,
-            sector,
-            fill: opts.fill,
-            depth_level: opts.depth_level,
-            loss_depths: opts.loss_depths,
-            wdl_model: opts.wdl_model,
-            depth_model: opts.depth_model,
-            in_place,
-        };
-        let (header, kept, filled) = job.run()?;
-        let old = source_manifest.as_ref().and_then(|m| m.get_sector(sector));
-        let mut entry = Entry::new(&header, old.map_or(0.0, |e| e.build_seconds));
-        if let Some(e) = old {
-            entry.longest_win_example = e.longest_win_example.clone();
-            entry.longest_loss_example = e.longest_loss_example.clone();
-        }
+        let (header, kept, filled) = repack_file(&tb, &file, dest, sector, opts, in_place)?;
+        let entry = output.entry(sector, &header, true);
+        let manifest = &mut output.manifest;
         manifest.format_version = manifest.format_version.max(header.version);
         manifest.record(dest, entry)?;
         let s = file.header();
@@ -304,6 +249,51 @@ pub fn repack(
     Ok(reports)
 }
 
+/// Repacks the full file `src` of `sector` into the directory `dest` (`in_place`:
+/// `dest` is the directory of `src`, whose file is replaced) as `opts` say, reading
+/// the values of its children from `tb`: fills, writes `NAME.repack`, checks every
+/// slot against `src` and renames it over `NAME`. A file that is repacked so already
+/// is kept. Returns the new file's header, whether it was kept, and the slots filled.
+/// The manifest is the caller's to update.
+pub fn repack_file(
+    tb: &Tablebase,
+    src: &SubspaceFile,
+    dest: &Path,
+    sector: Sector,
+    opts: &RepackOptions,
+    in_place: bool,
+) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
+    opts.check()?;
+    if src.wdl_only() {
+        return Err(RepackError::WdlOnly {
+            path: src.path().to_path_buf(),
+        });
+    }
+    Job {
+        src,
+        tb,
+        dest,
+        idx: tb.index(),
+        sector,
+        opts,
+        in_place,
+    }
+    .run()
+}
+
+/// Whether `f` is a file that a repack with `opts` would keep as it is (see
+/// [`repack_file`]).
+pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
+    let h = f.header();
+    let depths = h.decisive_depths() && h.loss_depths() == opts.loss_depths;
+    let coding = (h.wdl.encoding == Encoding::Model) == opts.wdl_model;
+    // Distances too long for the depth model stay zstd (half-u16).
+    let depth_coding = h.depth.is_some_and(|d| {
+        (d.encoding == Encoding::DepthModel) == opts.depth_model || d.encoding == Encoding::HalfU16
+    });
+    depths && coding && depth_coding && (f.value_dont_cares() || opts.fill.is_none())
+}
+
 /// One sector to repack.
 struct Job<'a> {
     src: &'a SubspaceFile,
@@ -311,11 +301,7 @@ struct Job<'a> {
     dest: &'a Path,
     idx: &'a Index,
     sector: Sector,
-    fill: Option<Fill>,
-    depth_level: i32,
-    loss_depths: bool,
-    wdl_model: bool,
-    depth_model: bool,
+    opts: &'a RepackOptions,
     in_place: bool,
 }
 
@@ -343,15 +329,7 @@ impl Job<'_> {
     /// Whether `f` is a file this repack would write (or better): one with the
     /// depth entries asked for, and with value don't-cares unless there is no fill.
     fn is_done(&self, f: &SubspaceFile) -> bool {
-        let h = f.header();
-        let depths = h.decisive_depths() && h.loss_depths() == self.loss_depths;
-        let coding = (h.wdl.encoding == Encoding::Model) == self.wdl_model;
-        // Distances too long for the depth model stay zstd (half-u16).
-        let depth_coding = h.depth.is_some_and(|d| {
-            (d.encoding == Encoding::DepthModel) == self.depth_model
-                || d.encoding == Encoding::HalfU16
-        });
-        depths && coding && depth_coding && (f.value_dont_cares() || self.fill.is_none())
+        is_repacked(f, self.opts)
     }
 
     /// The repacked file's header if the destination holds one made from this
@@ -403,7 +381,7 @@ impl Job<'_> {
         }
         let truth = self.src.read_all()?;
         let mut codes = truth.clone();
-        let (counts, allowed) = match self.fill {
+        let (counts, allowed) = match self.opts.fill {
             Some(Fill::Model) => {
                 let (counts, allowed) = fill_values_allowing(self.tb, self.sector, &mut codes)?;
                 (Some(counts), Some(allowed))
@@ -416,14 +394,14 @@ impl Job<'_> {
         };
         let opts = WriteOptions {
             value_dont_cares: counts.is_some(),
-            loss_depths: self.loss_depths,
-            depth_level: self.depth_level,
-            wdl_encoding: if self.wdl_model {
+            loss_depths: self.opts.loss_depths,
+            depth_level: self.opts.depth_level,
+            wdl_encoding: if self.opts.wdl_model {
                 Encoding::Model
             } else {
                 Encoding::Trits5
             },
-            depth_model: self.depth_model,
+            depth_model: self.opts.depth_model,
             ..WriteOptions::default()
         };
         let meta = &self.src.header().meta;
@@ -539,4 +517,41 @@ pub fn check_repacked(
             }
             Ok(())
         })
+}
+
+/// The true code of every slot of `file`, the file of `sector` (any full file: a
+/// stored value raised by the capturing plies' values where the file has value
+/// don't-cares, a win's distance found one ply ahead where it has loss-only
+/// depths), with `tb` answering for its children. Decompresses every block.
+pub fn true_codes(
+    tb: &Tablebase,
+    sector: Sector,
+    file: &SubspaceFile,
+) -> Result<Vec<u16>, RepackError> {
+    if file.wdl_only() {
+        return Err(RepackError::WdlOnly {
+            path: file.path().to_path_buf(),
+        });
+    }
+    let mut codes = file.read_all_partial()?;
+    let every = file.value_dont_cares();
+    let idx = tb.index();
+    let (k, l) = sector.counts();
+    // In chunks, each walking its slots' positions in order under one pin of the
+    // block cache.
+    const CHUNK: usize = 1 << 10;
+    codes.par_chunks_mut(CHUNK).enumerate().try_for_each(
+        |(c, chunk)| -> Result<(), ProbeError> {
+            let _pinned = crate::table::format::cache::pin();
+            let first = (c * CHUNK) as u64;
+            let positions = idx.positions(k, l, first..first + chunk.len() as u64);
+            for (code, (own, opp)) in chunk.iter_mut().zip(positions) {
+                if every || *code == WIN_BY_LOOKAHEAD {
+                    *code = tb.value_in(file, &sector.position(own, opp))?.code();
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(codes)
 }

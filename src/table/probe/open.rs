@@ -108,6 +108,19 @@ impl Tablebase {
     fn register(&mut self, dir: &Path) {
         let number = self.dirs.len();
         self.dirs.push(dir.to_path_buf());
+        // The directory's names, listed once (a stat per possible sector costs
+        // milliseconds where the rules allow thousands); without a listing, each
+        // name is looked up.
+        let names: Option<std::collections::HashSet<std::ffi::OsString>> =
+            std::fs::read_dir(dir).ok().map(|entries| {
+                entries
+                    .filter_map(|e| e.ok().map(|e| e.file_name()))
+                    .collect()
+            });
+        let present = |name: String| match &names {
+            Some(names) => names.contains(std::ffi::OsStr::new(&name)),
+            None => std::fs::symlink_metadata(dir.join(name)).is_ok(),
+        };
         for i in 0..self.slots.len() {
             let s = self.sector_at(i);
             let wanted = if s.is_moving() {
@@ -122,9 +135,11 @@ impl Tablebase {
             // Anything in the file's place is registered (a FIFO, a directory, a
             // dangling link too), so that a probe names what is wrong with it instead
             // of calling the file missing.
-            if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
+            if present(s.file_name()) {
                 self.slots[i].dir = Some(number);
-            } else if crate::table::dir::is_derived(dir, self.rules, s) {
+            } else if present(crate::table::dir::derived_marker(s))
+                && crate::table::dir::is_derived(dir, self.rules, s)
+            {
                 self.slots[i].derived = Some(number);
             }
         }

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::io;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One entry of a block table.
 #[derive(Clone, Copy, Debug)]
@@ -86,9 +86,13 @@ pub(super) struct ModelCodec {
     pub(super) geometry: Geometry,
     /// Nodes of the section's model (its prior's length).
     pub(super) nodes: usize,
-    /// The stored prior, one probability per node; `None` where the writer found
-    /// zstd smaller (an empty block 0): the blocks are then zstd-compressed trits.
-    pub(super) prior: Option<Vec<u16>>,
+    /// Whether a prior is stored; not where the writer found zstd smaller (an
+    /// empty block 0): the blocks are then zstd-compressed trits.
+    pub(super) stored: bool,
+    /// The stored prior, one probability per node, read on the first block decoded
+    /// (at open only its bytes' checksum is checked), so that an open file holds
+    /// no prior until it is decoded from.
+    prior: OnceLock<Vec<u16>>,
 }
 
 impl ModelCodec {
@@ -129,7 +133,8 @@ impl ModelCodec {
         Ok(ModelCodec {
             geometry,
             nodes,
-            prior: None,
+            stored: false,
+            prior: OnceLock::new(),
         })
     }
 }
@@ -239,23 +244,43 @@ impl SectionReader {
             model: None,
         };
         if let Some(m) = &mut model {
+            // The prior's bytes are checked now, read on first use.
             let stored = reader.compressed(path, Src { map, file: None }, 0)?;
-            if !stored.is_empty() {
-                m.prior = Some(
-                    load_prior_of(&stored, m.nodes)
-                        .map_err(|e| corrupt(format!("{name} section's model prior: {e}")))?,
-                );
-                if m.geometry.block_slots() != info.block_slots as u64 {
-                    return Err(corrupt(format!(
-                        "model-coded {name} section in blocks of {} slots; the rules give {}",
-                        info.block_slots,
-                        m.geometry.block_slots()
-                    )));
-                }
+            m.stored = !stored.is_empty();
+            if m.stored && m.geometry.block_slots() != info.block_slots as u64 {
+                return Err(corrupt(format!(
+                    "model-coded {name} section in blocks of {} slots; the rules give {}",
+                    info.block_slots,
+                    m.geometry.block_slots()
+                )));
             }
         }
         reader.model = model;
         Ok(reader)
+    }
+
+    /// The model a block of this section starts from, if the section is model-coded
+    /// behind a stored prior: its geometry and prior, the prior read from the file
+    /// the first time.
+    fn model_prior(
+        &self,
+        path: &Path,
+        src: Src,
+    ) -> Result<Option<(&Geometry, &[u16])>, FormatError> {
+        let Some(m) = self.model.as_ref().filter(|m| m.stored) else {
+            return Ok(None);
+        };
+        if let Some(prior) = m.prior.get() {
+            return Ok(Some((&m.geometry, prior)));
+        }
+        let stored = self.compressed(path, src, 0)?;
+        let prior = load_prior_of(&stored, m.nodes).map_err(|e| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{} section's model prior: {e}", self.name),
+        })?;
+        // A racing thread may have read it too: the same bytes, the same prior.
+        let _ = m.prior.set(prior);
+        Ok(Some((&m.geometry, m.prior.get().expect("just set"))))
     }
 
     /// The table entry of the block that holds the slots of block `b`.
@@ -297,12 +322,7 @@ impl SectionReader {
         b: usize,
         size: u64,
     ) -> Result<Vec<u8>, FormatError> {
-        if let Some(ModelCodec {
-            geometry,
-            prior: Some(prior),
-            ..
-        }) = &self.model
-        {
+        if let Some((geometry, prior)) = self.model_prior(path, src)? {
             let bytes = self.compressed(path, src, self.entry(b))?;
             let trits = decode_block(geometry, b, &bytes, &Model::from_prior(prior));
             let mut raw = Vec::with_capacity(trits.len().div_ceil(5));
@@ -344,12 +364,7 @@ impl SectionReader {
             path: path.to_path_buf(),
             what: format!("depth block {b} does not match its WDL"),
         };
-        let packed = if let Some(ModelCodec {
-            geometry,
-            prior: Some(prior),
-            ..
-        }) = &self.model
-        {
+        let packed = if let Some((geometry, prior)) = self.model_prior(path, src)? {
             let bytes = self.compressed(path, src, self.entry(b))?;
             depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
                 .ok_or_else(mismatch)?

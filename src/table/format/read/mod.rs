@@ -237,7 +237,7 @@ impl SubspaceFile {
     /// ([`Encoding::Model`]) and not zstd-coded behind an empty prior (which the
     /// writer chooses where the model would not be smaller).
     pub fn wdl_model(&self) -> bool {
-        matches!(self.wdl.model, Some(ModelCodec { prior: Some(_), .. }))
+        matches!(self.wdl.model, Some(ModelCodec { stored: true, .. }))
     }
 
     /// Whether the depth section is decoded by the depth model: model-coded
@@ -245,7 +245,7 @@ impl SubspaceFile {
     pub fn depth_model(&self) -> bool {
         matches!(
             self.depth.as_ref().and_then(|d| d.model.as_ref()),
-            Some(ModelCodec { prior: Some(_), .. })
+            Some(ModelCodec { stored: true, .. })
         )
     }
 

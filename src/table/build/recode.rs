@@ -1,0 +1,210 @@
+//! Recoding finished files into the smallest form while the build goes on: a
+//! background thread takes each file once no sector still to be solved reads it as
+//! a child, and repacks it in place ([`crate::table::pack::repack::repack_file`]
+//! with [`RepackOptions::smallest`]: the model's don't-cares, loss-only depths, both
+//! sections model-coded, every slot checked against the file it replaces before
+//! the rename). A killed build leaves either file whole; the next run recodes what
+//! is left in the fast form.
+
+use crate::table::dir::manifest::Manifest;
+use crate::table::dir::open_sector;
+use crate::table::index::Index;
+use crate::table::pack::entry_from;
+use crate::table::pack::repack::{RepackError, RepackOptions, is_repacked, repack_file};
+use crate::table::probe::Tablebase;
+use crate::table::sector::Sector;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// Bytes of memory a recode of a file of `slots` slots holds, about: the true
+/// codes, the codes filled, what the model may choose, and the codes read back.
+pub(crate) fn recode_memory(slots: u64) -> u64 {
+    slots * 8
+}
+
+/// What the recoding thread shares with the build.
+#[derive(Default)]
+struct State {
+    /// The sectors to recode, in order.
+    queue: VecDeque<Sector>,
+    /// Whether a sector is being recoded now (and its memory, bytes).
+    busy: Option<u64>,
+    /// No more sectors will come.
+    closed: bool,
+    /// The first failure; the thread stops at it.
+    failed: Option<RepackError>,
+    /// Sectors recoded, with the seconds each took.
+    done: Vec<(Sector, f64)>,
+}
+
+/// The recoding thread and its queue.
+pub(crate) struct Recoder {
+    idx: &'static Index,
+    shared: Arc<(Mutex<State>, Condvar)>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Recoder {
+    /// Starts the thread, which recodes the files of `db` (rules of `idx`) on its
+    /// own pool of `threads` workers and records each in `manifest`.
+    pub fn start(
+        db: &Path,
+        idx: &'static Index,
+        threads: Option<usize>,
+        manifest: Arc<Mutex<Manifest>>,
+    ) -> Result<Recoder, String> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.unwrap_or(0))
+            .thread_name(|i| format!("recode-{i}"))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let shared: Arc<(Mutex<State>, Condvar)> = Arc::default();
+        let worker = Worker {
+            db: db.to_path_buf(),
+            idx,
+            manifest,
+            shared: shared.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name("recode".into())
+            .spawn(move || pool.install(|| worker.run()))
+            .map_err(|e| e.to_string())?;
+        Ok(Recoder {
+            idx,
+            shared,
+            handle: Some(handle),
+        })
+    }
+
+    /// Queues `sector` (a finished file of the directory) to recode.
+    pub fn push(&self, sector: Sector) {
+        let (lock, cvar) = &*self.shared;
+        lock.lock().expect("recoder state").queue.push_back(sector);
+        cvar.notify_all();
+    }
+
+    /// Bytes the queued and running recodes will hold, about: one file at a
+    /// time, so the largest of them.
+    pub fn memory(&self) -> u64 {
+        let state = self.shared.0.lock().expect("recoder state");
+        let queued = state.queue.iter().map(|s| {
+            let (k, l) = s.counts();
+            recode_memory(self.idx.size(k, l))
+        });
+        queued.max().unwrap_or(0).max(state.busy.unwrap_or(0))
+    }
+
+    /// Files queued or being recoded.
+    pub fn pending(&self) -> usize {
+        let state = self.shared.0.lock().expect("recoder state");
+        state.queue.len() + state.busy.is_some() as usize
+    }
+
+    /// Waits until every queued file is recoded (or one failed).
+    pub fn wait_idle(&self) -> Result<(), RepackError> {
+        let (lock, cvar) = &*self.shared;
+        let mut state = lock.lock().expect("recoder state");
+        while state.failed.is_none() && (!state.queue.is_empty() || state.busy.is_some()) {
+            state = cvar.wait(state).expect("recoder state");
+        }
+        state.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// The first failure so far, if any (taken: reported once).
+    pub fn failure(&self) -> Option<RepackError> {
+        self.shared.0.lock().expect("recoder state").failed.take()
+    }
+
+    /// Recodes what is queued, stops the thread and returns the sectors recoded
+    /// with their seconds.
+    pub fn finish(mut self) -> Result<Vec<(Sector, f64)>, RepackError> {
+        let idle = self.wait_idle();
+        self.close();
+        idle?;
+        Ok(std::mem::take(
+            &mut self.shared.0.lock().expect("recoder state").done,
+        ))
+    }
+
+    fn close(&mut self) {
+        let (lock, cvar) = &*self.shared;
+        lock.lock().expect("recoder state").closed = true;
+        cvar.notify_all();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Recoder {
+    /// A build that stops on an error lets the file being recoded finish (or not:
+    /// either file is whole) and drops the rest of the queue.
+    fn drop(&mut self) {
+        self.shared.0.lock().expect("recoder state").queue.clear();
+        self.close();
+    }
+}
+
+/// The thread's side.
+struct Worker {
+    db: PathBuf,
+    idx: &'static Index,
+    manifest: Arc<Mutex<Manifest>>,
+    shared: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl Worker {
+    fn run(&self) {
+        let (lock, cvar) = &*self.shared;
+        loop {
+            let sector = {
+                let mut state = lock.lock().expect("recoder state");
+                loop {
+                    if let Some(s) = state.queue.pop_front() {
+                        let (k, l) = s.counts();
+                        state.busy = Some(recode_memory(self.idx.size(k, l)));
+                        break s;
+                    }
+                    if state.closed {
+                        return;
+                    }
+                    state = cvar.wait(state).expect("recoder state");
+                }
+            };
+            let start = std::time::Instant::now();
+            let result = self.recode(sector);
+            let mut state = lock.lock().expect("recoder state");
+            state.busy = None;
+            match result {
+                Ok(true) => state.done.push((sector, start.elapsed().as_secs_f64())),
+                Ok(false) => {}
+                Err(e) => {
+                    state.queue.clear();
+                    state.failed.get_or_insert(e);
+                }
+            }
+            cvar.notify_all();
+        }
+    }
+
+    /// Recodes the file of `sector` unless it is in the smallest form already;
+    /// whether it was recoded.
+    fn recode(&self, sector: Sector) -> Result<bool, RepackError> {
+        let opts = RepackOptions::smallest();
+        let file = open_sector(&self.db, self.idx, sector)?;
+        if is_repacked(&file, &opts) {
+            return Ok(false);
+        }
+        // Opened now, so that it sees every child written so far.
+        let tb = Tablebase::open(&self.db)?;
+        let (header, kept, _) = repack_file(&tb, &file, &self.db, sector, &opts, true)?;
+        super::hook::test_abort(&format!("recoded:{}", sector.name()));
+        let mut manifest = self.manifest.lock().expect("manifest");
+        let entry = entry_from(Some(&manifest), sector, &header, true);
+        manifest.format_version = manifest.format_version.max(header.version);
+        manifest.record(&self.db, entry)?;
+        Ok(!kept)
+    }
+}
