@@ -526,18 +526,16 @@ impl Rules {
         }
     }
 
-    /// The value of a position whose side to move (with three stones or more) has no
-    /// legal ply, `empty` its empty points: a loss (`Loss(0)`, rule 7 of
-    /// `RULES.md`), except on a full board under [`FullBoard::Draw`]
-    /// (`morabaraba`), a draw. The one home of that rule: the builder, `verify`, the
-    /// probe's checks, the searches, the protocol server and games all ask it.
+    /// Whether a side to move (with three stones or more) that has no legal ply,
+    /// `empty` the empty points, draws: only on a full board under
+    /// [`FullBoard::Draw`] (`morabaraba`); otherwise it has lost (rule 7 of
+    /// `RULES.md`). The one home of that rule: [`value::Value::stuck`] and
+    /// [`Position::stuck_value`](position::Position::stuck_value) turn it into a
+    /// value for the builder, `verify`, the probe's checks, the searches, the
+    /// protocol server and games.
     #[inline]
-    pub fn stuck_value(&self, empty: Bits) -> value::Value {
-        if empty == 0 && self.full_board == FullBoard::Draw {
-            value::Value::Draw
-        } else {
-            value::Value::Loss(0)
-        }
+    pub fn stuck_draws(&self, empty: Bits) -> bool {
+        empty == 0 && self.full_board == FullBoard::Draw
     }
 
     /// The empty points a stone at `from` may move to.

@@ -1,7 +1,6 @@
 //! Positions of both phases, plies, making and undoing them, legal ply generation
 //! and the end of the game.
 
-use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
 use std::fmt;
 
@@ -267,10 +266,10 @@ impl Position {
 
     /// Whether the side to move has lost: fewer than three stones on board and in
     /// hand, or no legal ply (except on a full board that the rules call a draw,
-    /// see [`Position::stuck_value`]).
+    /// see [`Rules::stuck_draws`]).
     pub fn is_lost(&self, rules: &Rules) -> bool {
         self.lost_on_material()
-            || (self.legal_plies(rules).is_empty() && self.stuck_value(rules) == Value::Loss(0))
+            || (self.legal_plies(rules).is_empty() && !rules.stuck_draws(self.empty(rules)))
     }
 
     /// Whether the game is drawn by rule: the side to move (alive) has no legal ply
@@ -278,17 +277,8 @@ impl Position {
     pub fn is_drawn(&self, rules: &Rules) -> bool {
         !self.lost_on_material()
             && !self.below_three(self.to_move.other())
-            && self.stuck_value(rules) == Value::Draw
+            && rules.stuck_draws(self.empty(rules))
             && self.legal_plies(rules).is_empty()
-    }
-
-    /// The value of this position if its side to move has no legal ply:
-    /// [`Rules::stuck_value`] of its empty points (`Loss(0)`, or a draw on a full
-    /// board under [`FullBoard::Draw`](crate::rules::FullBoard::Draw)). Meaningful only for a position without a
-    /// legal ply whose side to move is not [`Position::lost_on_material`].
-    #[inline]
-    pub fn stuck_value(&self, rules: &Rules) -> Value {
-        rules.stuck_value(self.empty(rules))
     }
 
     /// Whether the game is over: the side to move lost, the opponent is down to two

@@ -5,8 +5,8 @@
 //! move wins in `n` plies only if it plays the last ply, so `n` is odd for a win and
 //! even for a loss: the parity of the distance says which, and no bit is spent on it.
 
-use crate::rules::Rules;
 use crate::rules::position::{Ply, Position};
+use crate::rules::{Bits, Rules};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -41,6 +41,33 @@ impl Wdl {
             Some(Wdl::Draw) => Wdl::Draw,
             Some(Wdl::Win) => Wdl::Loss,
         }
+    }
+}
+
+impl Value {
+    /// The value of a position whose side to move (with three stones or more) has
+    /// no legal ply, `empty` its empty points: `Loss(0)`, or a draw on a full board
+    /// the rules call drawn ([`Rules::stuck_draws`]).
+    #[inline]
+    pub fn stuck(rules: &Rules, empty: Bits) -> Value {
+        if rules.stuck_draws(empty) {
+            Value::Draw
+        } else {
+            Value::Loss(0)
+        }
+    }
+}
+
+impl Position {
+    /// The value of this position if its side to move has no legal ply:
+    /// [`Value::stuck`] of its empty points (`Loss(0)`, or a draw on a full board
+    /// under [`FullBoard::Draw`](crate::rules::FullBoard::Draw)). Meaningful only
+    /// for a position without a legal ply whose side to move is not
+    /// [`Position::lost_on_material`]. (Here rather than beside `Position`, so
+    /// that positions do not depend on values.)
+    #[inline]
+    pub fn stuck_value(&self, rules: &Rules) -> Value {
+        Value::stuck(rules, self.empty(rules))
     }
 }
 

@@ -324,7 +324,9 @@ mod tests {
     }
 
     /// With moves during placement (`lasker-4`): hands of every size, each pair's
-    /// two sectors side by side, and every exit of a pair solved before it.
+    /// two sectors side by side, and every exit of a pair solved before it (the
+    /// exits are the builder's, so the test needs the `build` feature).
+    #[cfg(feature = "build")]
     #[test]
     fn moving_placement_sectors_are_ordered_by_exits() {
         use crate::table::build::moving_placement::{exits, partner};

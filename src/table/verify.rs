@@ -303,7 +303,7 @@ fn expected_value(idx: &Index, own: u32, opp: u32, other: &[u16], lower: Option<
             }
         }
     }
-    best.unwrap_or_else(|| rules.stuck_value(empty))
+    best.unwrap_or_else(|| Value::stuck(rules, empty))
 }
 
 /// Checks the WDL-only file of `sector` in `db` (`millbase pack --wdl-only`): every

@@ -192,7 +192,7 @@ impl Search<'_> {
             return Ok(Value::Loss(0));
         }
         if !self.rules.flies(k, 0) && self.rules.cannot_slide(own, empty) {
-            return Ok(self.rules.stuck_value(empty));
+            return Ok(Value::stuck(self.rules, empty));
         }
         match self.tb.probe_sets(own, opp) {
             Ok(v) => {

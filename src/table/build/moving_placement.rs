@@ -234,7 +234,7 @@ pub fn solve_pair(
                     if !sc.any {
                         // A drawn stuck position (a full board) keeps a counter
                         // that no successor brings down.
-                        return match rules.stuck_value(rules.all() & !(own | opp)) {
+                        return match Value::stuck(rules, rules.all() & !(own | opp)) {
                             Value::Draw => UNDECIDED | 1,
                             v => v.code(),
                         };

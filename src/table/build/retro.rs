@@ -5,7 +5,7 @@
 //! when the opponent is left with two stones. The scheme is Gasser's, with depths:
 //!
 //! 1. *Initialisation*, one pass over every slot: no legal move is `Loss(0)` (a draw
-//!    on a full board that the rules call drawn, [`Rules::stuck_value`]); a
+//!    on a full board that the rules call drawn, [`Value::stuck`]); a
 //!    capture into a lost position makes a *tentative* win `Win(m+1)` (a quiet line
 //!    may still win faster); a position whose every move is a capture into a won
 //!    position is lost, `Loss(1 + max)`. Every other position gets a counter: the
@@ -240,7 +240,7 @@ impl Solver<'_> {
     }
 
     /// Initial cell of a position from its scan and its captures' values; `stuck`
-    /// is its value if it has no move ([`Rules::stuck_value`]).
+    /// is its value if it has no move ([`Value::stuck`]).
     fn judge(scan: &Scan, c: &Captures, stuck: Value) -> u16 {
         if !scan.any_move {
             // A drawn stuck position (a full board) is a counter no successor can
@@ -325,7 +325,7 @@ impl Solver<'_> {
                     }
                 }
                 for &(slot, ref scan, empty) in &batch {
-                    let stuck = self.rules.stuck_value(empty);
+                    let stuck = Value::stuck(self.rules, empty);
                     let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower), stuck);
                     if cell & UNDECIDED == 0 {
                         s.decide(slot, cell);
@@ -660,7 +660,7 @@ mod tests {
     use super::*;
 
     /// The full board (`12-12` on the 24 points): no side can move, a loss under
-    /// `twelve` and a draw under `morabaraba` ([`Rules::stuck_value`]), in every
+    /// `twelve` and a draw under `morabaraba` ([`Value::stuck`]), in every
     /// slot, duplicates included. No capture is possible, so the lower subspace is
     /// never read.
     #[test]
