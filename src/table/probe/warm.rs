@@ -151,9 +151,16 @@ impl Tablebase {
         sectors
     }
 
-    /// Warms the tablebase (see the [module](self) documentation), reporting to
-    /// `progress` as it goes, until done or stopped. A file that cannot be read is
-    /// skipped and noted in `progress`; probes of it fail as they would have.
+    /// Warms the tablebase, reporting to `progress` as it goes, until done or
+    /// stopped ([`WarmProgress::stop`]). The files of [`Tablebase::warm_order`]
+    /// are taken in two passes: first each is opened (header and block tables
+    /// checked), read once through a 1 MiB buffer (into the kernel's page cache;
+    /// the process does not grow) and its models' priors loaded; then blocks are
+    /// decoded into the block cache, every file's WDL blocks before any depth
+    /// block, until the cache holds [`WarmOptions::decode_bytes`] (never more than
+    /// its limit). Probes may run meanwhile and answer as they would have. A file
+    /// that cannot be read is skipped and noted in `progress`; probes of it fail as
+    /// they would have.
     pub fn warm(&self, options: &WarmOptions, progress: &WarmProgress) {
         let _ = progress.started.set(Instant::now());
         let files = self.warm_files(progress);
