@@ -218,18 +218,24 @@ impl Sector {
     /// board (a move that removes a stone keeps the hands), then the pair (the
     /// sector and its mirror, side by side), then the sector.
     pub fn moving_placement_order(&self) -> (u8, u8, Sector, Sector) {
-        let mirror = Sector {
+        (
+            self.hk + self.hl,
+            self.k + self.l,
+            (*self).min(self.mirror()),
+            *self,
+        )
+    }
+
+    /// The sector with the side to move and the opponent swapped: where a ply that
+    /// keeps the hands and the stones on the board leads (a move during placement,
+    /// a quiet move of the moving phase).
+    pub fn mirror(&self) -> Sector {
+        Sector {
             k: self.l,
             l: self.k,
             hk: self.hl,
             hl: self.hk,
-        };
-        (
-            self.hk + self.hl,
-            self.k + self.l,
-            (*self).min(mirror),
-            *self,
-        )
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod frontier;
 pub(crate) mod hook;
+pub(crate) mod layers;
 pub(crate) mod moving_placement;
 pub mod observer;
 pub(crate) mod placement;
@@ -479,6 +480,9 @@ pub fn build_with(
     if !sectors.is_empty() {
         check_moving_present(&opts.db, idx, &sectors)?;
         let mut cache = ChildCache::default();
+        // Reports of sectors solved with their partner (moves during placement),
+        // for the partner's step.
+        let mut solved_partners: Vec<PairReport> = Vec::new();
         for (j, (&sector, step)) in sectors.iter().zip(&sector_steps).enumerate() {
             let (k, l) = sector.counts();
             let slots = step.positions;
@@ -492,13 +496,23 @@ pub fn build_with(
                 release(&recoder, at);
                 continue;
             }
+            if let Some(at) = solved_partners
+                .iter()
+                .position(|r| r.sector == Some(sector))
+            {
+                // Solved and written with its partner, the step before.
+                observer.done(step);
+                reports.push(solved_partners.swap_remove(at));
+                continue;
+            }
             check_replaceable(&opts.db.join(sector.file_name()))?;
             if rules.move_in_placement {
-                let report = pool.install(|| {
+                let mut pair = pool.install(|| {
                     build_moving_placement_pair(idx, &opts.db, sector, step, observer, &manifest)
                 })?;
                 observer.done(step);
-                reports.push(report);
+                reports.push(pair.remove(0));
+                solved_partners.extend(pair);
                 continue;
             }
             let recoding = recoder.as_ref().map(|r| &r.0);
@@ -762,7 +776,8 @@ fn build_sector(
 
 /// Solves and writes the pair of placement sectors of `sector` (with its partner)
 /// under rules that move stones during placement: every exit sector is read from
-/// its file (the plan solves them first).
+/// its file (the plan solves them first). Returns a report per sector written,
+/// `sector` first, each with its share of the time by its positions.
 fn build_moving_placement_pair(
     idx: &Index,
     db: &Path,
@@ -770,7 +785,7 @@ fn build_moving_placement_pair(
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
-) -> Result<PairReport, BuildError> {
+) -> Result<Vec<PairReport>, BuildError> {
     let start = Instant::now();
     let rules = idx.rules();
     let exits = moving_placement::exits(rules, sector);
@@ -794,14 +809,14 @@ fn build_moving_placement_pair(
         codes[slot as usize]
     };
     observer.started(step);
-    let solved = moving_placement::solve_pair(idx, sector, &exit);
+    let solved = moving_placement::solve_pair(idx, sector, &exit, &|stage, frac| {
+        observer.stage(step, stage);
+        observer.fraction(step, frac);
+    });
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
-    let (k, l) = sector.counts();
-    let mut report = PairReport::skipped((k, l), idx.size(k, l));
-    report.skipped = false;
-    report.sector = Some(sector);
     let total: u64 = solved.iter().map(|(_, c, _)| c.len() as u64).sum();
+    let mut reports = Vec::new();
     for (s, codes, summary) in solved {
         let solved = Solved {
             k: s.k as u32,
@@ -814,16 +829,35 @@ fn build_moving_placement_pair(
             ..meta(idx, &solved)
         };
         let written = format::write_subspace(&db.join(s.file_name()), &meta, &solved.codes)?;
-        report.bytes += written.file_bytes();
-        report.wdl_bytes += written.wdl.length;
-        report.depth_bytes += written.depth_bytes();
-        let share = solve_seconds * solved.codes.len() as f64 / total.max(1) as f64;
-        record(manifest, db, &written, share, &solved.summary, |i| {
-            let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
-            fen::format(rules, &s.position(own, opp), Counters::default())
-        })?;
+        let share = solved.codes.len() as f64 / total.max(1) as f64;
+        record(
+            manifest,
+            db,
+            &written,
+            solve_seconds * share,
+            &solved.summary,
+            |i| {
+                let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
+                fen::format(rules, &s.position(own, opp), Counters::default())
+            },
+        )?;
+        let mut report = PairReport::skipped((s.k as u32, s.l as u32), solved.codes.len() as u64);
+        report.skipped = false;
+        report.sector = Some(s);
+        report.bytes = written.file_bytes();
+        report.wdl_bytes = written.wdl.length;
+        report.depth_bytes = written.depth_bytes();
+        reports.push(report);
     }
-    Ok(finish(report, start))
+    let total = total.max(1) as f64;
+    Ok(reports
+        .into_iter()
+        .map(|r| {
+            let mut r = finish(r, start);
+            r.seconds *= r.positions as f64 / total;
+            r
+        })
+        .collect())
 }
 
 /// Records a written file in the manifest, with FEN examples (`example(slot)`) of
