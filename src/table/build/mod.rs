@@ -800,16 +800,9 @@ fn build_moving_placement_pair(
         .iter()
         .map(|&c| Ok((c, child_codes(db, idx, c)?)))
         .collect::<Result<_, BuildError>>()?;
-    let exit = |c: Sector, slot: u64| -> u16 {
-        let codes = loaded
-            .iter()
-            .find(|(s, _)| *s == c)
-            .map(|(_, codes)| codes)
-            .expect("every exit sector is loaded");
-        codes[slot as usize]
-    };
     observer.started(step);
-    let solved = moving_placement::solve_pair(idx, sector, &exit, &|stage, frac| {
+    let exits = moving_placement::Exits::new(&loaded);
+    let solved = moving_placement::solve_pair(idx, sector, &exits, &|stage, frac| {
         observer.stage(step, stage);
         observer.fraction(step, frac);
     });

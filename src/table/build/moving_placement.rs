@@ -33,24 +33,65 @@ use crate::table::sector::Sector;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// The code of a slot of an exit sector (solved before the pair): `exit(sector, slot)`.
-pub type Exit<'a> = &'a (dyn Fn(Sector, u64) -> u16 + Sync);
+/// The sectors the plies of a pair lead out of it into ([`exits`]), solved
+/// before it, with their codes.
+pub struct Exits<'a> {
+    sectors: &'a [(Sector, Vec<u16>)],
+}
+
+impl<'a> Exits<'a> {
+    /// The exits `sectors`, each with the code of every slot.
+    pub fn new(sectors: &'a [(Sector, Vec<u16>)]) -> Exits<'a> {
+        Exits { sectors }
+    }
+
+    /// The cell of slot `slot` of exit sector `c`.
+    ///
+    /// Panics if `c` is not among the exits (the pair's plies lead only into
+    /// [`exits`]).
+    #[inline]
+    fn cell(&self, c: Sector, slot: u64) -> &'a u16 {
+        let (_, codes) = self
+            .sectors
+            .iter()
+            .find(|(s, _)| *s == c)
+            .expect("every exit sector is loaded");
+        &codes[slot as usize]
+    }
+}
+
+/// The code of a removal that leaves the opponent fewer than three stones: the
+/// opponent has lost, now.
+static LOST_NOW: u16 = 1;
+
+/// Positions initialised together, so that their exits' cells are prefetched
+/// together (the look-ups are cache and TLB misses into the exit sectors).
+const BATCH: usize = 64;
 
 /// What one ply leads to.
-enum Ply {
-    /// Out of the pair, into a position of this code (`Loss(0)` when the removal
-    /// leaves the opponent fewer than three stones).
-    Exit(u16),
+enum Ply<'e> {
+    /// Out of the pair, into a position whose code is in this cell ([`LOST_NOW`]
+    /// when the removal leaves the opponent fewer than three stones).
+    Exit(&'e u16),
     /// A quiet move, into this slot of the other sector of the pair.
     Quiet(u64),
 }
 
-/// Calls `f` for every ply of `(own, opp)` in sector `s`, with `exit(sector, slot)`
-/// the code of a solved sector's slot. Returns whether there is a ply.
-fn plies(idx: &Index, s: Sector, own: Bits, opp: Bits, exit: Exit, mut f: impl FnMut(Ply)) -> bool {
+/// Calls `f` for every ply of `(own, opp)` in sector `s`, an exit with its cell
+/// among `exits`. Returns whether there is a ply.
+fn plies<'e>(
+    idx: &Index,
+    s: Sector,
+    (own, opp): (Bits, Bits),
+    exits: &Exits<'e>,
+    mut f: impl FnMut(Ply<'e>),
+) -> bool {
     let rules = idx.rules();
     let empty = rules.all() & !(own | opp);
     let removable = rules.removable(opp);
+    // The opponent moves next: its stones, unchanged but by a removal, choose the
+    // symmetry of every successor's slot.
+    let canon = idx.canon(opp);
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` and its hand
     // `hand`; `inside`: a move, which stays in the pair unless it closes a mill.
@@ -67,15 +108,15 @@ fn plies(idx: &Index, s: Sector, own: Bits, opp: Bits, exit: Exit, mut f: impl F
                 let left = opp & !(1 << r);
                 let c = next(left);
                 f(Ply::Exit(if c.k as u32 + c.hk as u32 >= 3 {
-                    exit(c, idx.index(left, after))
+                    exits.cell(c, idx.index(left, after))
                 } else {
-                    Value::Loss(0).code()
+                    &LOST_NOW
                 }));
             }
         } else if inside {
-            f(Ply::Quiet(idx.index(opp, after)));
+            f(Ply::Quiet(idx.slot(&canon, after)));
         } else {
-            f(Ply::Exit(exit(next(opp), idx.index(opp, after))));
+            f(Ply::Exit(exits.cell(next(opp), idx.slot(&canon, after))));
         }
     };
     if s.hk > 0 {
@@ -108,16 +149,46 @@ struct Scan {
     quiet: usize,
 }
 
-/// Scans the plies of `(own, opp)` in sector `s`; `quiet` is scratch space for the
-/// quiet successors' slots.
-fn scan(idx: &Index, s: Sector, own: Bits, opp: Bits, exit: Exit, quiet: &mut Slots) -> Scan {
+impl Scan {
+    /// Takes in an exit into a position of code `code`.
+    fn exit(&mut self, code: u16) {
+        match Value::from_code(code) {
+            Value::Loss(m) => self.win = Some(self.win.map_or(m + 1, |w| w.min(m + 1))),
+            Value::Draw => self.drawn = true,
+            Value::Win(m) => self.loss = Some(self.loss.map_or(m, |w| w.max(m))),
+        }
+    }
+
+    /// The initial cell of a position so scanned: a value the exits decide, or
+    /// `UNDECIDED` with the count of its distinct quiet successors (plus one if an
+    /// exit is drawn); `empty`: its empty points, for the value of a position
+    /// without a ply.
+    fn cell(&self, rules: &Rules, empty: Bits) -> u16 {
+        if !self.any {
+            // A drawn stuck position (a full board) keeps a counter that no
+            // successor brings down.
+            return match Value::stuck(rules, empty) {
+                Value::Draw => UNDECIDED | 1,
+                v => v.code(),
+            };
+        }
+        if let Some(w) = self.win {
+            return Value::Win(w).code();
+        }
+        if self.quiet == 0 && !self.drawn {
+            let longest = self.loss.expect("every ply is an exit into a win");
+            return Value::Loss(longest + 1).code();
+        }
+        UNDECIDED | (self.quiet as u16 + self.drawn as u16)
+    }
+}
+
+/// Scans the plies of `(own, opp)` in sector `s` (the exits' cells are read at
+/// once); `quiet` is scratch space for the quiet successors' slots.
+fn scan(idx: &Index, s: Sector, own: Bits, opp: Bits, exits: &Exits, quiet: &mut Slots) -> Scan {
     let mut sc = Scan::default();
-    sc.any = plies(idx, s, own, opp, exit, |p| match p {
-        Ply::Exit(code) => match Value::from_code(code) {
-            Value::Loss(m) => sc.win = Some(sc.win.map_or(m + 1, |w| w.min(m + 1))),
-            Value::Draw => sc.drawn = true,
-            Value::Win(m) => sc.loss = Some(sc.loss.map_or(m, |w| w.max(m))),
-        },
+    sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+        Ply::Exit(cell) => sc.exit(*cell),
         Ply::Quiet(slot) => {
             quiet[sc.quiet] = slot;
             sc.quiet += 1;
@@ -125,30 +196,6 @@ fn scan(idx: &Index, s: Sector, own: Bits, opp: Bits, exit: Exit, quiet: &mut Sl
     });
     sc.quiet = distinct(&mut quiet[..sc.quiet]);
     sc
-}
-
-/// The initial cell of `(own, opp)`, the canonical position of its slot in sector
-/// `s`: a value the exits decide, or `UNDECIDED` with the count of its distinct
-/// quiet successors (plus one if an exit is drawn).
-fn initial(idx: &Index, s: Sector, own: Bits, opp: Bits, exit: Exit) -> u16 {
-    let rules = idx.rules();
-    let sc = scan(idx, s, own, opp, exit, &mut [0; MOST_MOVES]);
-    if !sc.any {
-        // A drawn stuck position (a full board) keeps a counter that no successor
-        // brings down.
-        return match Value::stuck(rules, rules.all() & !(own | opp)) {
-            Value::Draw => UNDECIDED | 1,
-            v => v.code(),
-        };
-    }
-    if let Some(w) = sc.win {
-        return Value::Win(w).code();
-    }
-    if sc.quiet == 0 && !sc.drawn {
-        let longest = sc.loss.expect("every ply is an exit into a win");
-        return Value::Loss(longest + 1).code();
-    }
-    UNDECIDED | (sc.quiet as u16 + sc.drawn as u16)
 }
 
 /// Writes to `out` the distinct slots, in sector `s`'s partner, of the positions
@@ -232,7 +279,7 @@ pub fn partner(s: Sector) -> Sector {
 struct Pair<'a> {
     idx: &'a Index,
     sides: &'a [Sector],
-    exit: Exit<'a>,
+    exits: &'a Exits<'a>,
 }
 
 impl Unmoves for Pair<'_> {
@@ -248,7 +295,7 @@ impl Unmoves for Pair<'_> {
         let s = self.sides[side];
         let (k, l) = s.counts();
         let (own, opp) = self.idx.position(k, l, slot);
-        scan(self.idx, s, own, opp, self.exit, &mut [0; MOST_MOVES]).loss
+        scan(self.idx, s, own, opp, self.exits, &mut [0; MOST_MOVES]).loss
     }
 
     fn twin(&self, side: usize, slot: u64) -> u64 {
@@ -258,20 +305,70 @@ impl Unmoves for Pair<'_> {
     }
 }
 
+/// A canonical position of a batch being initialised: its slot and empty points,
+/// its scan so far (no exit read), and where its exits' cells are in the batch's
+/// list.
+struct Pending {
+    slot: usize,
+    empty: Bits,
+    scan: Scan,
+    exits: std::ops::Range<usize>,
+}
+
 /// Initialises sector `s` into `cells`: values the exits decide, counters and
 /// duplicate marks. `progress` hears the fraction done.
-fn initialise(idx: &Index, s: Sector, cells: &Cells, exit: Exit, progress: Progress) {
+///
+/// Positions go by batches of [`BATCH`]: every exit cell of the batch is
+/// prefetched as its ply is found, and read once the whole batch is scanned.
+fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Progress) {
+    let rules = idx.rules();
     let (k, l) = s.counts();
     let n = cells.values.len();
+    let per = idx.per_class(k, l);
     let chunks = n.div_ceil(CHUNK);
     let done = AtomicU64::new(0);
     (0..chunks).into_par_iter().for_each(|c| {
-        for slot in c * CHUNK..((c + 1) * CHUNK).min(n) {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            if idx.index(own, opp) != slot as u64 {
-                cells.values[slot].store(DUPLICATE, Relaxed);
-            } else {
-                cells.init(slot, initial(idx, s, own, opp, exit));
+        let mut batch: Vec<Pending> = Vec::with_capacity(BATCH);
+        let mut found: Vec<&u16> = Vec::with_capacity(BATCH * 32);
+        let mut quiet = [0; MOST_MOVES];
+        let slots = c * CHUNK..((c + 1) * CHUNK).min(n);
+        for first in slots.clone().step_by(BATCH) {
+            batch.clear();
+            found.clear();
+            for slot in first..(first + BATCH).min(slots.end) {
+                let (own, opp) = idx.position(k, l, slot as u64);
+                // `own` is its class's representative: a slot is canonical unless
+                // a symmetry fixes `own` and maps `opp` to a smaller slot.
+                let (_, stab) = idx.class(k, slot as u64 / per);
+                if stab != 0 && idx.index(own, opp) != slot as u64 {
+                    cells.values[slot].store(DUPLICATE, Relaxed);
+                    continue;
+                }
+                let start = found.len();
+                let mut sc = Scan::default();
+                sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+                    Ply::Exit(cell) => {
+                        crate::memory::prefetch(cell);
+                        found.push(cell);
+                    }
+                    Ply::Quiet(slot) => {
+                        quiet[sc.quiet] = slot;
+                        sc.quiet += 1;
+                    }
+                });
+                sc.quiet = distinct(&mut quiet[..sc.quiet]);
+                batch.push(Pending {
+                    slot,
+                    empty: rules.all() & !(own | opp),
+                    scan: sc,
+                    exits: start..found.len(),
+                });
+            }
+            for p in &mut batch {
+                for &cell in &found[p.exits.clone()] {
+                    p.scan.exit(*cell);
+                }
+                cells.init(p.slot, p.scan.cell(rules, p.empty));
             }
         }
         let d = done.fetch_add(1, Relaxed) + 1;
@@ -293,8 +390,8 @@ fn check_buffers(rules: &Rules, s: Sector) {
 }
 
 /// Solves the pair of placement sectors `s` and [`partner`]`(s)` of rules that move
-/// stones during placement; `exit(sector, slot)` gives the code of a slot of an
-/// exit sector (solved before). `progress` hears the stage (`"init"`, `"layer t"`)
+/// stones during placement; `exits` holds the codes of every sector of
+/// [`exits`]`(s)` (solved before). `progress` hears the stage (`"init"`, `"layer t"`)
 /// and its fraction done. Returns `s` first, then its partner unless it is `s`
 /// itself: each sector's codes (duplicates with their twin's) and summary.
 ///
@@ -302,7 +399,7 @@ fn check_buffers(rules: &Rules, s: Sector) {
 pub fn solve_pair(
     idx: &Index,
     s: Sector,
-    exit: Exit,
+    exits: &Exits,
     progress: Progress,
 ) -> Vec<(Sector, Vec<u16>, Summary)> {
     check_buffers(idx.rules(), s);
@@ -321,12 +418,12 @@ pub fn solve_pair(
     let summaries = {
         let cells: Vec<Cells> = codes.iter_mut().map(|c| Cells::new(c)).collect();
         for (&side, c) in sides.iter().zip(&cells) {
-            initialise(idx, side, c, exit, progress);
+            initialise(idx, side, c, exits, progress);
         }
         let pair = Pair {
             idx,
             sides: &sides,
-            exit,
+            exits,
         };
         layers::solve(&cells, &pair, progress)
     };
