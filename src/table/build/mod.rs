@@ -352,6 +352,11 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 const MOVING_WEIGHT: u64 = 5;
 /// See [`MOVING_WEIGHT`].
 const PLACEMENT_WEIGHT: u64 = 3;
+/// The cost of a placement slot when stones move during placement (`lasker`): its
+/// pair is solved by layers like a moving-phase pair, after a first pass whose
+/// every placement reads an exit sector; measured about four times a moving-phase
+/// slot (docs/BENCHMARKS.md, "Rule sets").
+const MOVING_PLACEMENT_WEIGHT: u64 = 20;
 
 /// The step of building the moving-phase pair `pair`.
 fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
@@ -366,10 +371,15 @@ fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
 /// The step of building the placement sector `s`.
 fn sector_step(idx: &Index, s: Sector) -> Step {
     let positions = idx.size(s.k as u32, s.l as u32);
+    let weight = if idx.rules().move_in_placement {
+        MOVING_PLACEMENT_WEIGHT
+    } else {
+        PLACEMENT_WEIGHT
+    };
     Step {
         unit: Unit::Sector(s),
         positions,
-        work: positions * PLACEMENT_WEIGHT,
+        work: positions * weight,
     }
 }
 

@@ -11,14 +11,16 @@
 //! once. Flying follows [`Rules::flies`] with the side's hand (in `lasker` three
 //! stones on board and in hand fly), in moves and in un-moves alike.
 //!
-//! The scheme is the one of the moving phase (`retro.rs`, [`crate::table::build::solve_pair`]): a first pass
-//! values what the exits decide (a lost exit is a tentative win, a position whose
-//! every ply is an exit into a win is lost) and counts the distinct quiet
-//! successors of the rest; the layers of [`crate::table::build::layers`], the same
-//! as the moving phase's, then propagate each value of distance `t` to its quiet
+//! The scheme is the one of the moving phase ([`crate::table::build::solve_pair`]):
+//! a first pass values what the exits decide (a lost exit is a tentative win, a
+//! position whose every ply is an exit into a win is lost) and counts the distinct
+//! quiet successors of the rest; the layers of [`crate::table::build::layers`], the
+//! moving phase's own, then propagate each value of distance `t` to its quiet
 //! predecessors (un-moves that closed no mill), in parallel, reading only the
 //! blocks of cells that hold values of distance `t`. What is never decided is a
-//! draw.
+//! draw. The first pass is most of the work: nearly every ply is an exit, a
+//! look-up into a sector of up to gigabytes, so positions go by batches whose
+//! look-ups are prefetched together.
 
 use crate::rules::position::points;
 use crate::rules::value::Value;
@@ -433,4 +435,52 @@ pub fn solve_pair(
         .zip(summaries)
         .map(|((side, codes), summary)| (side, codes, summary))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_now_is_the_code_of_a_loss_in_zero() {
+        assert_eq!(LOST_NOW, Value::Loss(0).code());
+    }
+
+    /// Un-moves invert moves: every quiet successor of every canonical position
+    /// of two `lasker-4` sectors (one flying with its hand, `2-3-1-0`) has the
+    /// position's slot among its predecessors.
+    #[test]
+    fn quiet_successors_have_the_position_among_their_predecessors() {
+        let rules = Rules::by_name("lasker-4").unwrap();
+        let idx = Index::for_rules(rules);
+        let mut checked = 0;
+        for (k, l, hk, hl) in [(3, 2, 1, 1), (2, 3, 1, 0)] {
+            let s = Sector { k, l, hk, hl };
+            let (k, l) = s.counts();
+            for slot in 0..idx.size(k, l) {
+                let (own, opp) = idx.position(k, l, slot);
+                if idx.index(own, opp) != slot {
+                    continue;
+                }
+                let empty = rules.all() & !(own | opp);
+                let fly = rules.flies(k, s.hk);
+                for from in points(own) {
+                    for to in points(rules.destinations(from, empty, fly)) {
+                        let after = own ^ (1 << from) ^ (1 << to);
+                        if rules.closes_mill(after, to) {
+                            continue;
+                        }
+                        let q = idx.index(opp, after);
+                        let (a, b) = idx.position(l, k, q);
+                        let (_, stab) = idx.class(l, q / idx.per_class(l, k));
+                        let mut out = [0; MOST_MOVES];
+                        let n = predecessors(idx, partner(s), a, b, stab, &mut out);
+                        assert!(out[..n].contains(&slot), "{s} slot {slot}: successor {q}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked} successors checked");
+    }
 }
