@@ -354,9 +354,9 @@ const MOVING_WEIGHT: u64 = 5;
 const PLACEMENT_WEIGHT: u64 = 3;
 /// The cost of a placement slot when stones move during placement (`lasker`): its
 /// pair is solved by layers like a moving-phase pair, after a first pass whose
-/// every placement reads an exit sector; measured about four times a moving-phase
+/// every placement reads an exit sector; measured three to four times a moving-phase
 /// slot (docs/BENCHMARKS.md, "Rule sets").
-const MOVING_PLACEMENT_WEIGHT: u64 = 20;
+const MOVING_PLACEMENT_WEIGHT: u64 = 15;
 
 /// The step of building the moving-phase pair `pair`.
 fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
