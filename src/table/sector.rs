@@ -74,7 +74,9 @@ impl Sector {
         }
     }
 
-    /// Plies played since the empty board, for a placement sector under `rules`.
+    /// Plies played since the empty board, for a placement sector under `rules`
+    /// whose plies all place a stone (with moves during placement, `lasker`, it
+    /// counts the placements only: the plies played are not known).
     pub fn ply(&self, rules: &Rules) -> u32 {
         let s = rules.stones as u32;
         (s - self.hk as u32) + (s - self.hl as u32)
