@@ -6,6 +6,7 @@
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use millbase::Rules;
 use millbase::table::build::{Observer, Step, Unit};
+use millbase::table::sector::Sector;
 use std::fmt;
 use std::io::IsTerminal;
 use std::sync::{Mutex, OnceLock};
@@ -72,6 +73,23 @@ impl BuildBars {
     }
 }
 
+impl BuildBars {
+    /// What a placement sector's start says: its positions and ply, or, when
+    /// stones move during placement (no ply count: moves keep the hands), the
+    /// mirror sector it is solved with, by layers, as one pair.
+    fn sector_line(&self, s: Sector, positions: u64) -> String {
+        if !self.rules.move_in_placement {
+            return format!("{positions} positions, ply {}", s.ply(self.rules));
+        }
+        let m = s.mirror();
+        if m == s {
+            format!("{positions} positions, solved alone (its own mirror)")
+        } else {
+            format!("{positions} positions, solved with {m} as a pair")
+        }
+    }
+}
+
 /// `k-l` for a pair, the sector's name for a sector.
 fn label(unit: Unit) -> String {
     match unit {
@@ -111,10 +129,7 @@ impl Observer for BuildBars {
         let bar = self.multi.add(ProgressBar::new(1000));
         let (width, what) = match step.unit {
             Unit::Pair(..) => (8, format!("{} positions", step.positions)),
-            Unit::Sector(s) => (
-                10,
-                format!("{} positions, ply {}", step.positions, s.ply(self.rules)),
-            ),
+            Unit::Sector(s) => (10, self.sector_line(s, step.positions)),
         };
         bar.set_style(
             ProgressStyle::with_template(&format!(

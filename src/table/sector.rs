@@ -74,7 +74,9 @@ impl Sector {
         }
     }
 
-    /// Plies played since the empty board, for a placement sector under `rules`.
+    /// Plies played since the empty board, for a placement sector under `rules`
+    /// whose plies all place a stone (with moves during placement, `lasker`, it
+    /// counts the placements only: the plies played are not known).
     pub fn ply(&self, rules: &Rules) -> u32 {
         let s = rules.stones as u32;
         (s - self.hk as u32) + (s - self.hl as u32)
@@ -218,18 +220,24 @@ impl Sector {
     /// board (a move that removes a stone keeps the hands), then the pair (the
     /// sector and its mirror, side by side), then the sector.
     pub fn moving_placement_order(&self) -> (u8, u8, Sector, Sector) {
-        let mirror = Sector {
+        (
+            self.hk + self.hl,
+            self.k + self.l,
+            (*self).min(self.mirror()),
+            *self,
+        )
+    }
+
+    /// The sector with the side to move and the opponent swapped: where a ply that
+    /// keeps the hands and the stones on the board leads (a move during placement,
+    /// a quiet move of the moving phase).
+    pub fn mirror(&self) -> Sector {
+        Sector {
             k: self.l,
             l: self.k,
             hk: self.hl,
             hl: self.hk,
-        };
-        (
-            self.hk + self.hl,
-            self.k + self.l,
-            (*self).min(mirror),
-            *self,
-        )
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod frontier;
 pub(crate) mod hook;
+pub(crate) mod layers;
 pub(crate) mod moving_placement;
 pub mod observer;
 pub(crate) mod placement;
@@ -351,6 +352,11 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 const MOVING_WEIGHT: u64 = 5;
 /// See [`MOVING_WEIGHT`].
 const PLACEMENT_WEIGHT: u64 = 3;
+/// The cost of a placement slot when stones move during placement (`lasker`): its
+/// pair is solved by layers like a moving-phase pair, after a first pass whose
+/// every placement reads an exit sector; measured three to four times a moving-phase
+/// slot (docs/BENCHMARKS.md, "Rule sets").
+const MOVING_PLACEMENT_WEIGHT: u64 = 15;
 
 /// The step of building the moving-phase pair `pair`.
 fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
@@ -365,10 +371,15 @@ fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
 /// The step of building the placement sector `s`.
 fn sector_step(idx: &Index, s: Sector) -> Step {
     let positions = idx.size(s.k as u32, s.l as u32);
+    let weight = if idx.rules().move_in_placement {
+        MOVING_PLACEMENT_WEIGHT
+    } else {
+        PLACEMENT_WEIGHT
+    };
     Step {
         unit: Unit::Sector(s),
         positions,
-        work: positions * PLACEMENT_WEIGHT,
+        work: positions * weight,
     }
 }
 
@@ -479,6 +490,9 @@ pub fn build_with(
     if !sectors.is_empty() {
         check_moving_present(&opts.db, idx, &sectors)?;
         let mut cache = ChildCache::default();
+        // Reports of sectors solved with their partner (moves during placement),
+        // for the partner's step.
+        let mut solved_partners: Vec<PairReport> = Vec::new();
         for (j, (&sector, step)) in sectors.iter().zip(&sector_steps).enumerate() {
             let (k, l) = sector.counts();
             let slots = step.positions;
@@ -492,13 +506,23 @@ pub fn build_with(
                 release(&recoder, at);
                 continue;
             }
+            if let Some(at) = solved_partners
+                .iter()
+                .position(|r| r.sector == Some(sector))
+            {
+                // Solved and written with its partner, the step before.
+                observer.done(step);
+                reports.push(solved_partners.swap_remove(at));
+                continue;
+            }
             check_replaceable(&opts.db.join(sector.file_name()))?;
             if rules.move_in_placement {
-                let report = pool.install(|| {
+                let mut pair = pool.install(|| {
                     build_moving_placement_pair(idx, &opts.db, sector, step, observer, &manifest)
                 })?;
                 observer.done(step);
-                reports.push(report);
+                reports.push(pair.remove(0));
+                solved_partners.extend(pair);
                 continue;
             }
             let recoding = recoder.as_ref().map(|r| &r.0);
@@ -762,7 +786,8 @@ fn build_sector(
 
 /// Solves and writes the pair of placement sectors of `sector` (with its partner)
 /// under rules that move stones during placement: every exit sector is read from
-/// its file (the plan solves them first).
+/// its file (the plan solves them first). Returns a report per sector written,
+/// `sector` first, each with its share of the time by its positions.
 fn build_moving_placement_pair(
     idx: &Index,
     db: &Path,
@@ -770,7 +795,7 @@ fn build_moving_placement_pair(
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
-) -> Result<PairReport, BuildError> {
+) -> Result<Vec<PairReport>, BuildError> {
     let start = Instant::now();
     let rules = idx.rules();
     let exits = moving_placement::exits(rules, sector);
@@ -785,23 +810,16 @@ fn build_moving_placement_pair(
         .iter()
         .map(|&c| Ok((c, child_codes(db, idx, c)?)))
         .collect::<Result<_, BuildError>>()?;
-    let exit = |c: Sector, slot: u64| -> u16 {
-        let codes = loaded
-            .iter()
-            .find(|(s, _)| *s == c)
-            .map(|(_, codes)| codes)
-            .expect("every exit sector is loaded");
-        codes[slot as usize]
-    };
     observer.started(step);
-    let solved = moving_placement::solve_pair(idx, sector, &exit);
+    let exits = moving_placement::Exits::new(&loaded);
+    let solved = moving_placement::solve_pair(idx, sector, &exits, &|stage, frac| {
+        observer.stage(step, stage);
+        observer.fraction(step, frac);
+    });
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
-    let (k, l) = sector.counts();
-    let mut report = PairReport::skipped((k, l), idx.size(k, l));
-    report.skipped = false;
-    report.sector = Some(sector);
     let total: u64 = solved.iter().map(|(_, c, _)| c.len() as u64).sum();
+    let mut reports = Vec::new();
     for (s, codes, summary) in solved {
         let solved = Solved {
             k: s.k as u32,
@@ -814,16 +832,35 @@ fn build_moving_placement_pair(
             ..meta(idx, &solved)
         };
         let written = format::write_subspace(&db.join(s.file_name()), &meta, &solved.codes)?;
-        report.bytes += written.file_bytes();
-        report.wdl_bytes += written.wdl.length;
-        report.depth_bytes += written.depth_bytes();
-        let share = solve_seconds * solved.codes.len() as f64 / total.max(1) as f64;
-        record(manifest, db, &written, share, &solved.summary, |i| {
-            let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
-            fen::format(rules, &s.position(own, opp), Counters::default())
-        })?;
+        let share = solved.codes.len() as f64 / total.max(1) as f64;
+        record(
+            manifest,
+            db,
+            &written,
+            solve_seconds * share,
+            &solved.summary,
+            |i| {
+                let (own, opp) = idx.position(s.k as u32, s.l as u32, i);
+                fen::format(rules, &s.position(own, opp), Counters::default())
+            },
+        )?;
+        let mut report = PairReport::skipped((s.k as u32, s.l as u32), solved.codes.len() as u64);
+        report.skipped = false;
+        report.sector = Some(s);
+        report.bytes = written.file_bytes();
+        report.wdl_bytes = written.wdl.length;
+        report.depth_bytes = written.depth_bytes();
+        reports.push(report);
     }
-    Ok(finish(report, start))
+    let total = total.max(1) as f64;
+    Ok(reports
+        .into_iter()
+        .map(|r| {
+            let mut r = finish(r, start);
+            r.seconds *= r.positions as f64 / total;
+            r
+        })
+        .collect())
 }
 
 /// Records a written file in the manifest, with FEN examples (`example(slot)`) of

@@ -11,53 +11,89 @@
 //! once. Flying follows [`Rules::flies`] with the side's hand (in `lasker` three
 //! stones on board and in hand fly), in moves and in un-moves alike.
 //!
-//! The scheme is the one of the moving phase (`retro.rs`, [`crate::table::build::solve_pair`]): a first pass
-//! values what the exits decide (a lost exit is a tentative win, a position whose
-//! every ply is an exit into a win is lost) and counts the distinct quiet
-//! successors of the rest; layers `t = 0, 1, ...` then propagate each value of
-//! distance `t` to its quiet predecessors (un-moves that closed no mill): a loss
-//! makes them wins in `t + 1`, a win takes one from their counter, and a counter
-//! at zero is a loss one ply longer than the longest successor win. What is never
-//! decided is a draw. The sectors are small next to the moving phase's, so the
-//! layers scan every cell and update one after another.
+//! The scheme is the one of the moving phase ([`crate::table::build::solve_pair`]):
+//! a first pass values what the exits decide (a lost exit is a tentative win, a
+//! position whose every ply is an exit into a win is lost) and counts the distinct
+//! quiet successors of the rest; the layers of [`crate::table::build::layers`], the
+//! moving phase's own, then propagate each value of distance `t` to its quiet
+//! predecessors (un-moves that closed no mill), in parallel, reading only the
+//! blocks of cells that hold values of distance `t`. What is never decided is a
+//! draw. The first pass is most of the work: nearly every ply is an exit, a
+//! look-up into a sector of up to gigabytes, so positions go by batches whose
+//! look-ups are prefetched together.
 
 use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
+use crate::table::build::layers::{
+    self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, UNDECIDED, Unmoves, distinct,
+    most_quiet_moves,
+};
 use crate::table::build::retro::Summary;
 use crate::table::index::Index;
 use crate::table::sector::Sector;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Marks an undecided cell; the low bits count its quiet successors not yet known
-/// to win (plus one if an exit is drawn).
-const UNDECIDED: u16 = 0x8000;
+/// The sectors the plies of a pair lead out of it into ([`exits`]), solved
+/// before it, with their codes.
+pub struct Exits<'a> {
+    sectors: &'a [(Sector, Vec<u16>)],
+}
 
-/// The cell of a duplicate slot while solving.
-const DUPLICATE: u16 = u16::MAX;
+impl<'a> Exits<'a> {
+    /// The exits `sectors`, each with the code of every slot.
+    pub fn new(sectors: &'a [(Sector, Vec<u16>)]) -> Exits<'a> {
+        Exits { sectors }
+    }
+
+    /// The cell of slot `slot` of exit sector `c`.
+    ///
+    /// Panics if `c` is not among the exits (the pair's plies lead only into
+    /// [`exits`]).
+    #[inline]
+    fn cell(&self, c: Sector, slot: u64) -> &'a u16 {
+        let (_, codes) = self
+            .sectors
+            .iter()
+            .find(|(s, _)| *s == c)
+            .expect("every exit sector is loaded");
+        &codes[slot as usize]
+    }
+}
+
+/// The code of a removal that leaves the opponent fewer than three stones: the
+/// opponent has lost, now.
+static LOST_NOW: u16 = 1;
+
+/// Positions initialised together, so that their exits' cells are prefetched
+/// together (the look-ups are cache and TLB misses into the exit sectors).
+const BATCH: usize = 64;
 
 /// What one ply leads to.
-enum Ply {
-    /// Out of the pair, into a position of this code (`Loss(0)` when the removal
-    /// leaves the opponent fewer than three stones).
-    Exit(u16),
+enum Ply<'e> {
+    /// Out of the pair, into a position whose code is in this cell ([`LOST_NOW`]
+    /// when the removal leaves the opponent fewer than three stones).
+    Exit(&'e u16),
     /// A quiet move, into this slot of the other sector of the pair.
     Quiet(u64),
 }
 
-/// Calls `f` for every ply of `(own, opp)` in sector `s`, with `exit(sector, slot)`
-/// the code of a solved sector's slot. Returns whether there is a ply.
-fn plies(
+/// Calls `f` for every ply of `(own, opp)` in sector `s`, an exit with its cell
+/// among `exits`. Returns whether there is a ply.
+fn plies<'e>(
     idx: &Index,
     s: Sector,
-    own: Bits,
-    opp: Bits,
-    exit: &(dyn Fn(Sector, u64) -> u16 + Sync),
-    mut f: impl FnMut(Ply),
+    (own, opp): (Bits, Bits),
+    exits: &Exits<'e>,
+    mut f: impl FnMut(Ply<'e>),
 ) -> bool {
     let rules = idx.rules();
     let empty = rules.all() & !(own | opp);
     let removable = rules.removable(opp);
+    // The opponent moves next: its stones, unchanged but by a removal, choose the
+    // symmetry of every successor's slot.
+    let canon = idx.canon(opp);
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` and its hand
     // `hand`; `inside`: a move, which stays in the pair unless it closes a mill.
@@ -74,15 +110,15 @@ fn plies(
                 let left = opp & !(1 << r);
                 let c = next(left);
                 f(Ply::Exit(if c.k as u32 + c.hk as u32 >= 3 {
-                    exit(c, idx.index(left, after))
+                    exits.cell(c, idx.index(left, after))
                 } else {
-                    Value::Loss(0).code()
+                    &LOST_NOW
                 }));
             }
         } else if inside {
-            f(Ply::Quiet(idx.index(opp, after)));
+            f(Ply::Quiet(idx.slot(&canon, after)));
         } else {
-            f(Ply::Exit(exit(next(opp), idx.index(opp, after))));
+            f(Ply::Exit(exits.cell(next(opp), idx.slot(&canon, after))));
         }
     };
     if s.hk > 0 {
@@ -101,7 +137,7 @@ fn plies(
     any
 }
 
-/// What the exits of a position say, and its distinct quiet successors.
+/// What the exits of a position say, and how many distinct quiet successors it has.
 #[derive(Default)]
 struct Scan {
     any: bool,
@@ -112,48 +148,89 @@ struct Scan {
     /// Longest opponent win after an exit.
     loss: Option<u16>,
     /// Distinct quiet successor slots.
-    quiet: Vec<u64>,
+    quiet: usize,
 }
 
-fn scan(
+impl Scan {
+    /// Takes in an exit into a position of code `code`.
+    fn exit(&mut self, code: u16) {
+        match Value::from_code(code) {
+            Value::Loss(m) => self.win = Some(self.win.map_or(m + 1, |w| w.min(m + 1))),
+            Value::Draw => self.drawn = true,
+            Value::Win(m) => self.loss = Some(self.loss.map_or(m, |w| w.max(m))),
+        }
+    }
+
+    /// The initial cell of a position so scanned: a value the exits decide, or
+    /// `UNDECIDED` with the count of its distinct quiet successors (plus one if an
+    /// exit is drawn); `empty`: its empty points, for the value of a position
+    /// without a ply.
+    fn cell(&self, rules: &Rules, empty: Bits) -> u16 {
+        if !self.any {
+            // A drawn stuck position (a full board) keeps a counter that no
+            // successor brings down.
+            return match Value::stuck(rules, empty) {
+                Value::Draw => UNDECIDED | 1,
+                v => v.code(),
+            };
+        }
+        if let Some(w) = self.win {
+            return Value::Win(w).code();
+        }
+        if self.quiet == 0 && !self.drawn {
+            let longest = self.loss.expect("every ply is an exit into a win");
+            return Value::Loss(longest + 1).code();
+        }
+        UNDECIDED | (self.quiet as u16 + self.drawn as u16)
+    }
+}
+
+/// Scans the plies of `(own, opp)` in sector `s` (the exits' cells are read at
+/// once); `quiet` is scratch space for the quiet successors' slots.
+fn scan(idx: &Index, s: Sector, own: Bits, opp: Bits, exits: &Exits, quiet: &mut Slots) -> Scan {
+    let mut sc = Scan::default();
+    sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+        Ply::Exit(cell) => sc.exit(*cell),
+        Ply::Quiet(slot) => {
+            quiet[sc.quiet] = slot;
+            sc.quiet += 1;
+        }
+    });
+    sc.quiet = distinct(&mut quiet[..sc.quiet]);
+    sc
+}
+
+/// Writes to `out` the distinct slots, in sector `s`'s partner, of the positions
+/// that reach `(own, opp)` of `s` by a quiet move of the opponent (whose hand is
+/// `s.hl`); `own_stab` is the stabilizer of `own` (two un-moves can meet in one
+/// slot only if it is not trivial). Returns how many.
+fn predecessors(
     idx: &Index,
     s: Sector,
     own: Bits,
     opp: Bits,
-    exit: &(dyn Fn(Sector, u64) -> u16 + Sync),
-) -> Scan {
-    let mut sc = Scan::default();
-    sc.any = plies(idx, s, own, opp, exit, |p| match p {
-        Ply::Exit(code) => match Value::from_code(code) {
-            Value::Loss(m) => sc.win = Some(sc.win.map_or(m + 1, |w| w.min(m + 1))),
-            Value::Draw => sc.drawn = true,
-            Value::Win(m) => sc.loss = Some(sc.loss.map_or(m, |w| w.max(m))),
-        },
-        Ply::Quiet(slot) => sc.quiet.push(slot),
-    });
-    sc.quiet.sort_unstable();
-    sc.quiet.dedup();
-    sc
-}
-
-/// The distinct slots, in sector `s`'s partner, of the positions that reach
-/// `(own, opp)` of `s` by a quiet move of the opponent (whose hand is `s.hl`).
-fn predecessors(rules: &Rules, idx: &Index, s: Sector, own: Bits, opp: Bits) -> Vec<u64> {
+    own_stab: u16,
+    out: &mut Slots,
+) -> usize {
+    let rules = idx.rules();
     let empty = rules.all() & !(own | opp);
     let fly = rules.flies(opp.count_ones(), s.hl);
-    let mut out = Vec::new();
+    let mut n = 0;
     for to in points(opp) {
         // A mill closed with a stone to remove is no quiet move.
         if own != 0 && rules.closes_mill(opp, to) {
             continue;
         }
         for from in points(rules.destinations(to, empty, fly)) {
-            out.push(idx.index(opp ^ (1 << to) ^ (1 << from), own));
+            out[n] = idx.index(opp ^ (1 << to) ^ (1 << from), own);
+            n += 1;
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+    if own_stab != 0 {
+        distinct(&mut out[..n])
+    } else {
+        n
+    }
 }
 
 /// The sectors the plies of the pair of `s` (`s` and its [`partner`]) lead out of
@@ -194,136 +271,216 @@ pub fn exits(rules: &Rules, s: Sector) -> Vec<Sector> {
     out
 }
 
-/// The other sector of the pair of `s`: the side to move and the opponent swapped.
+/// The other sector of the pair of `s`: the side to move and the opponent swapped
+/// ([`Sector::mirror`]).
 pub fn partner(s: Sector) -> Sector {
-    Sector {
-        k: s.l,
-        l: s.k,
-        hk: s.hl,
-        hl: s.hk,
+    s.mirror()
+}
+
+/// The pair being solved, for the layers: its sectors and the exits' codes.
+struct Pair<'a> {
+    idx: &'a Index,
+    sides: &'a [Sector],
+    exits: &'a Exits<'a>,
+}
+
+impl Unmoves for Pair<'_> {
+    fn predecessors(&self, side: usize, slot: u64, out: &mut Slots) -> usize {
+        let (idx, s) = (self.idx, self.sides[side]);
+        let (k, l) = s.counts();
+        let (own, opp) = idx.position(k, l, slot);
+        let (_, stab) = idx.class(k, slot / idx.per_class(k, l));
+        predecessors(idx, s, own, opp, stab, out)
+    }
+
+    fn longest_exit_loss(&self, side: usize, slot: u64) -> Option<u16> {
+        let s = self.sides[side];
+        let (k, l) = s.counts();
+        let (own, opp) = self.idx.position(k, l, slot);
+        scan(self.idx, s, own, opp, self.exits, &mut [0; MOST_MOVES]).loss
+    }
+
+    fn twin(&self, side: usize, slot: u64) -> u64 {
+        let (k, l) = self.sides[side].counts();
+        let (own, opp) = self.idx.position(k, l, slot);
+        self.idx.index(own, opp)
     }
 }
 
+/// A canonical position of a batch being initialised: its slot and empty points,
+/// its scan so far (no exit read), and where its exits' cells are in the batch's
+/// list.
+struct Pending {
+    slot: usize,
+    empty: Bits,
+    scan: Scan,
+    exits: std::ops::Range<usize>,
+}
+
+/// Initialises sector `s` into `cells`: values the exits decide, counters and
+/// duplicate marks. `progress` hears the fraction done.
+///
+/// Positions go by batches of [`BATCH`]: every exit cell of the batch is
+/// prefetched as its ply is found, and read once the whole batch is scanned.
+fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Progress) {
+    let rules = idx.rules();
+    let (k, l) = s.counts();
+    let n = cells.values.len();
+    let per = idx.per_class(k, l);
+    let chunks = n.div_ceil(CHUNK);
+    let done = AtomicU64::new(0);
+    (0..chunks).into_par_iter().for_each(|c| {
+        let mut batch: Vec<Pending> = Vec::with_capacity(BATCH);
+        let mut found: Vec<&u16> = Vec::with_capacity(BATCH * 32);
+        let mut quiet = [0; MOST_MOVES];
+        let slots = c * CHUNK..((c + 1) * CHUNK).min(n);
+        for first in slots.clone().step_by(BATCH) {
+            batch.clear();
+            found.clear();
+            for slot in first..(first + BATCH).min(slots.end) {
+                let (own, opp) = idx.position(k, l, slot as u64);
+                // `own` is its class's representative: a slot is canonical unless
+                // a symmetry fixes `own` and maps `opp` to a smaller slot.
+                let (_, stab) = idx.class(k, slot as u64 / per);
+                if stab != 0 && idx.index(own, opp) != slot as u64 {
+                    cells.values[slot].store(DUPLICATE, Relaxed);
+                    continue;
+                }
+                let start = found.len();
+                let mut sc = Scan::default();
+                sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+                    Ply::Exit(cell) => {
+                        crate::memory::prefetch(cell);
+                        found.push(cell);
+                    }
+                    Ply::Quiet(slot) => {
+                        quiet[sc.quiet] = slot;
+                        sc.quiet += 1;
+                    }
+                });
+                sc.quiet = distinct(&mut quiet[..sc.quiet]);
+                batch.push(Pending {
+                    slot,
+                    empty: rules.all() & !(own | opp),
+                    scan: sc,
+                    exits: start..found.len(),
+                });
+            }
+            for p in &mut batch {
+                for &cell in &found[p.exits.clone()] {
+                    p.scan.exit(*cell);
+                }
+                cells.init(p.slot, p.scan.cell(rules, p.empty));
+            }
+        }
+        let d = done.fetch_add(1, Relaxed) + 1;
+        progress("init", d as f64 / chunks as f64);
+    });
+}
+
+/// Panics unless every quiet ply of the pair of `s` fits the layers' buffers
+/// ([`MOST_MOVES`]: the rules are compiled-in data, and a board of 24 points is
+/// within).
+fn check_buffers(rules: &Rules, s: Sector) {
+    let (k, l) = s.counts();
+    let most = most_quiet_moves(rules, k, l, s.hk).max(most_quiet_moves(rules, l, k, s.hl));
+    assert!(
+        most <= MOST_MOVES,
+        "rules {}: up to {most} quiet moves in {s}, the solver's buffers hold {MOST_MOVES}",
+        rules.name
+    );
+}
+
 /// Solves the pair of placement sectors `s` and [`partner`]`(s)` of rules that move
-/// stones during placement; `exit(sector, slot)` gives the code of a slot of an
-/// exit sector (solved before). Returns `s` first, then its partner unless it is
-/// `s` itself: each sector's codes (duplicates with their twin's) and summary.
+/// stones during placement; `exits` holds the codes of every sector of
+/// [`exits`]`(s)` (solved before). `progress` hears the stage (`"init"`, `"layer t"`)
+/// and its fraction done. Returns `s` first, then its partner unless it is `s`
+/// itself: each sector's codes (duplicates with their twin's) and summary.
+///
+/// Panics if the rules allow more quiet moves than the solver's buffers hold.
 pub fn solve_pair(
     idx: &Index,
     s: Sector,
-    exit: &(dyn Fn(Sector, u64) -> u16 + Sync),
+    exits: &Exits,
+    progress: Progress,
 ) -> Vec<(Sector, Vec<u16>, Summary)> {
-    let rules = idx.rules();
+    check_buffers(idx.rules(), s);
     let sides: Vec<Sector> = if partner(s) == s {
         vec![s]
     } else {
         vec![s, partner(s)]
     };
-    let mut cells: Vec<Vec<u16>> = sides
+    let mut codes: Vec<Vec<u16>> = sides
         .iter()
-        .map(|&side| {
+        .map(|side| {
             let (k, l) = side.counts();
-            (0..idx.size(k, l))
-                .into_par_iter()
-                .map(|slot| {
-                    let (own, opp) = idx.position(k, l, slot);
-                    if idx.index(own, opp) != slot {
-                        return DUPLICATE;
-                    }
-                    let sc = scan(idx, side, own, opp, exit);
-                    if !sc.any {
-                        // A drawn stuck position (a full board) keeps a counter
-                        // that no successor brings down.
-                        return match Value::stuck(rules, rules.all() & !(own | opp)) {
-                            Value::Draw => UNDECIDED | 1,
-                            v => v.code(),
-                        };
-                    }
-                    if let Some(w) = sc.win {
-                        return Value::Win(w).code();
-                    }
-                    if sc.quiet.is_empty() && !sc.drawn {
-                        let longest = sc.loss.expect("every ply is an exit into a win");
-                        return Value::Loss(longest + 1).code();
-                    }
-                    UNDECIDED | (sc.quiet.len() as u16 + sc.drawn as u16)
-                })
-                .collect()
+            crate::memory::zeroed_huge(idx.size(k, l) as usize)
         })
         .collect();
-    let decided = |c: u16| c & UNDECIDED == 0;
-    let mut longest = cells
-        .iter()
-        .flatten()
-        .filter(|&&c| decided(c))
-        .map(|&c| Value::from_code(c).distance().unwrap_or(0))
-        .max()
-        .unwrap_or(0);
-    let mut t = 0u16;
-    while t <= longest {
-        let target = Value::from_distance(t).code();
-        for i in 0..sides.len() {
-            let side = sides[i];
-            let o = (i + 1) % sides.len();
-            let (k, l) = side.counts();
-            let found: Vec<u64> = (0..cells[i].len())
-                .filter(|&slot| cells[i][slot] == target)
-                .map(|slot| slot as u64)
-                .collect();
-            for slot in found {
+    let summaries = {
+        let cells: Vec<Cells> = codes.iter_mut().map(|c| Cells::new(c)).collect();
+        for (&side, c) in sides.iter().zip(&cells) {
+            initialise(idx, side, c, exits, progress);
+        }
+        let pair = Pair {
+            idx,
+            sides: &sides,
+            exits,
+        };
+        layers::solve(&cells, &pair, progress)
+    };
+    sides
+        .into_iter()
+        .zip(codes)
+        .zip(summaries)
+        .map(|((side, codes), summary)| (side, codes, summary))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_now_is_the_code_of_a_loss_in_zero() {
+        assert_eq!(LOST_NOW, Value::Loss(0).code());
+    }
+
+    /// Un-moves invert moves: every quiet successor of every canonical position
+    /// of two `lasker-4` sectors (one flying with its hand, `2-3-1-0`) has the
+    /// position's slot among its predecessors.
+    #[test]
+    fn quiet_successors_have_the_position_among_their_predecessors() {
+        let rules = Rules::by_name("lasker-4").unwrap();
+        let idx = Index::for_rules(rules);
+        let mut checked = 0;
+        for (k, l, hk, hl) in [(3, 2, 1, 1), (2, 3, 1, 0)] {
+            let s = Sector { k, l, hk, hl };
+            let (k, l) = s.counts();
+            for slot in 0..idx.size(k, l) {
                 let (own, opp) = idx.position(k, l, slot);
-                for q in predecessors(rules, idx, side, own, opp) {
-                    let cell = &mut cells[o][q as usize];
-                    if t.is_multiple_of(2) {
-                        // The successor is lost: q wins in t + 1 unless it already
-                        // wins as fast.
-                        let win = Value::Win(t + 1).code();
-                        let slower_win = decided(*cell) && cell.is_multiple_of(2) && *cell > win;
-                        if !decided(*cell) || slower_win {
-                            *cell = win;
-                            longest = longest.max(t + 1);
+                if idx.index(own, opp) != slot {
+                    continue;
+                }
+                let empty = rules.all() & !(own | opp);
+                let fly = rules.flies(k, s.hk);
+                for from in points(own) {
+                    for to in points(rules.destinations(from, empty, fly)) {
+                        let after = own ^ (1 << from) ^ (1 << to);
+                        if rules.closes_mill(after, to) {
+                            continue;
                         }
-                    } else if !decided(*cell) {
-                        *cell -= 1;
-                        if *cell == UNDECIDED {
-                            let other = sides[o];
-                            let (a, b) = idx.position(other.k as u32, other.l as u32, q);
-                            let exits_loss = scan(idx, other, a, b, exit).loss;
-                            let depth = (t + 1).max(exits_loss.map_or(0, |m| m + 1));
-                            *cell = Value::Loss(depth).code();
-                            longest = longest.max(depth);
-                        }
+                        let q = idx.index(opp, after);
+                        let (a, b) = idx.position(l, k, q);
+                        let (_, stab) = idx.class(l, q / idx.per_class(l, k));
+                        let mut out = [0; MOST_MOVES];
+                        let n = predecessors(idx, partner(s), a, b, stab, &mut out);
+                        assert!(out[..n].contains(&slot), "{s} slot {slot}: successor {q}");
+                        checked += 1;
                     }
                 }
             }
         }
-        t += 1;
+        assert!(checked > 1000, "{checked} successors checked");
     }
-    sides
-        .iter()
-        .zip(cells)
-        .map(|(&side, mut codes)| {
-            let (k, l) = side.counts();
-            for c in codes.iter_mut() {
-                if *c != DUPLICATE && !decided(*c) {
-                    *c = Value::Draw.code();
-                }
-            }
-            let summary = codes
-                .iter()
-                .enumerate()
-                .filter(|&(_, &c)| c != DUPLICATE)
-                .fold(Summary::default(), |mut m, (slot, &c)| {
-                    m.count(c, slot as u64);
-                    m
-                });
-            for slot in 0..codes.len() {
-                if codes[slot] == DUPLICATE {
-                    let (own, opp) = idx.position(k, l, slot as u64);
-                    codes[slot] = codes[idx.index(own, opp) as usize];
-                }
-            }
-            (side, codes, summary)
-        })
-        .collect()
 }

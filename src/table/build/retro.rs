@@ -20,10 +20,9 @@
 //!    longest capture win)`: one more than the *largest* successor win.
 //! 3. What is never decided is a draw.
 //!
-//! Each slot is one `u16` cell while solving: a decided value's code (below `0x8000`),
-//! or `0x8000 | counter` while undecided, so an update touches one cache line. Cells
-//! are updated through relaxed atomics from rayon workers: within a layer every
-//! write to a cell writes the same value, so the result does not depend on timing.
+//! The cells and the layers are [`crate::table::build::layers`]'s, shared with the
+//! placement sectors in which stones move; this module says what the moving phase's
+//! plies, un-moves and captures are.
 //!
 //! Two positions reached from one position can fall into one symmetry class only if
 //! a symmetry fixes the stones that did not move; so successor and predecessor lists
@@ -32,23 +31,14 @@
 use crate::rules::position::points;
 use crate::rules::value::{Counts, Value};
 use crate::rules::{Bits, Rules};
-use crate::table::build::frontier::{BLOCK, Frontier};
+use crate::table::build::layers::{
+    self, Cells, DUPLICATE, MOST_MOVES, Slots, UNDECIDED, Unmoves, distinct, most_quiet_moves,
+};
 use crate::table::index::{Index, first_subset, next_subset, pdep};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Marks an undecided cell; the low bits count its successors not yet known to win.
-const UNDECIDED: u16 = 0x8000;
-
-/// The cell of a duplicate slot while building (not a real value).
-const DUPLICATE: u16 = u16::MAX;
-
-/// Slots scanned per rayon task.
-const CHUNK: usize = 1 << 14;
-
-/// Slots per window of a layer: scanned, then updated (see `Solver::layer`). Its
-/// matches are kept as `u16` offsets, at most 8 MiB.
-const WINDOW: usize = CHUNK << 8;
+pub use crate::table::build::layers::Progress;
 
 /// Statistics of one solved subspace, counted per symmetry class (canonical slot).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -98,34 +88,13 @@ pub struct Solved {
     pub summary: Summary,
 }
 
-/// Progress callback: `(stage, fraction done of that stage)`.
-pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
-
-/// One subspace of the pair while it is being solved.
+/// One subspace of the pair while it is being solved (its cells are apart, in a
+/// [`Cells`]).
 struct Side<'a> {
     k: u32,
     l: u32,
-    cells: &'a [AtomicU16],
     /// Codes of `(l-1)-k`, where captures lead, if `l > 3`.
     lower: Option<&'a [u16]>,
-    /// The blocks of `cells` that got a decided value of each distance.
-    frontier: Frontier,
-}
-
-impl Side<'_> {
-    /// Stores the decided code `code` (not a draw) in cell `slot`, and marks it.
-    #[inline]
-    fn decide(&self, slot: usize, code: u16) {
-        self.cells[slot].store(code, Relaxed);
-        self.frontier.mark(code - 1, slot);
-    }
-}
-
-/// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
-fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
-    // SAFETY: AtomicU16 has the size and alignment of u16, and `v` is borrowed mutably,
-    // so no non-atomic access can happen while the view lives.
-    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
 }
 
 /// The moves of a position, before any successor value is read: whether it has any,
@@ -269,13 +238,7 @@ impl Solver<'_> {
 
     /// Distinct slots (in the other side) of the positions that reach `(own, opp)` by
     /// a quiet move of the opponent; `own_stab` is the stabilizer of `own`.
-    fn predecessors(
-        &self,
-        own: Bits,
-        opp: Bits,
-        own_stab: u16,
-        out: &mut [u64; MOST_MOVES],
-    ) -> usize {
+    fn predecessors(&self, own: Bits, opp: Bits, own_stab: u16, out: &mut Slots) -> usize {
         let empty = self.rules.all() & !(own | opp);
         let fly = self.rules.flies(opp.count_ones(), 0);
         let mut n = 0;
@@ -295,8 +258,8 @@ impl Solver<'_> {
         }
     }
 
-    /// Initialises side `s`: cells and duplicate marks.
-    fn initialise(&self, s: &Side, progress: Progress) {
+    /// Initialises side `s` into `cells`: values, counters and duplicate marks.
+    fn initialise(&self, s: &Side, cells: &Cells, progress: Progress) {
         let per = self.idx.per_class(s.k, s.l);
         let classes = self.idx.classes(s.k);
         let done = AtomicU64::new(0);
@@ -318,7 +281,7 @@ impl Solver<'_> {
                         packed = next_subset(packed);
                     }
                     if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
-                        s.cells[slot].store(DUPLICATE, Relaxed);
+                        cells.values[slot].store(DUPLICATE, Relaxed);
                     } else {
                         let scan = self.scan(s, rep, opp, true, &mut captures);
                         batch.push((slot, scan, free & !opp));
@@ -327,11 +290,7 @@ impl Solver<'_> {
                 for &(slot, ref scan, empty) in &batch {
                     let stuck = Value::stuck(self.rules, empty);
                     let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower), stuck);
-                    if cell & UNDECIDED == 0 {
-                        s.decide(slot, cell);
-                    } else {
-                        s.cells[slot].store(cell, Relaxed);
-                    }
+                    cells.init(slot, cell);
                 }
             }
             let d = done.fetch_add(1, Relaxed);
@@ -340,145 +299,33 @@ impl Solver<'_> {
             }
         });
     }
+}
 
-    /// Processes the final values of distance `t` in side `s`, updating `other`.
-    /// Returns the largest distance assigned. Only the blocks of cells that the
-    /// frontier marks for `t` are read.
-    ///
-    /// The scan reads four cells per 64-bit atomic load, the updates read and write
-    /// single cells as 16-bit atomics; the memory model forbids mixed-size accesses
-    /// that race, so the two never run at once: each window of cells is first
-    /// scanned (loads only, nothing writes), its matches collected, and only then
-    /// processed. rayon's join between the two phases orders every scan load before
-    /// every update of the window.
-    fn layer(&self, s: &Side, other: &Side, t: u16) -> u16 {
-        let target = Value::from_distance(t).code();
-        let per = self.idx.per_class(s.k, s.l);
-        let mut longest = 0;
-        for (wi, window) in s.cells.chunks(WINDOW).enumerate() {
-            let first = wi * WINDOW;
-            if !s
-                .frontier
-                .any(t, first / BLOCK..(first + window.len()).div_ceil(BLOCK))
-            {
-                continue;
-            }
-            // Phase 1: scan (reads only). Offsets within a chunk fit a u16.
-            let found: Vec<(usize, Vec<u16>)> = window
-                .par_chunks(CHUNK)
-                .enumerate()
-                .filter_map(|(ci, chunk)| {
-                    let start = first + ci * CHUNK;
-                    let blocks = start / BLOCK..(start + chunk.len()).div_ceil(BLOCK);
-                    let mut hits = Vec::new();
-                    for b in s.frontier.blocks(t, blocks) {
-                        let offset = b * BLOCK - start;
-                        let block = &chunk[offset..(offset + BLOCK).min(chunk.len())];
-                        for_matching(block, target, |j| hits.push((offset + j) as u16));
-                    }
-                    (!hits.is_empty()).then_some((wi * (WINDOW / CHUNK) + ci, hits))
-                })
-                .collect();
-            // Phase 2: updates (16-bit accesses only).
-            let most = found
-                .par_iter()
-                .map(|(ci, hits)| {
-                    let mut longest = 0;
-                    let mut preds = [0u64; MOST_MOVES];
-                    for &j in hits {
-                        let slot = (ci * CHUNK + j as usize) as u64;
-                        let (own, opp) = self.idx.position(s.k, s.l, slot);
-                        let (_, stab) = self.idx.class(s.k, slot / per);
-                        let n = self.predecessors(own, opp, stab, &mut preds);
-                        for &q in &preds[..n] {
-                            crate::memory::prefetch(&other.cells[q as usize]);
-                        }
-                        for &q in &preds[..n] {
-                            longest = longest.max(self.update(other, q as usize, t));
-                        }
-                    }
-                    longest
-                })
-                .max()
-                .unwrap_or(0);
-            longest = longest.max(most);
-        }
-        longest
+/// The game of a pair being solved, for the layers: its sides and how to move in
+/// them.
+struct Pair<'a, 'b> {
+    solver: &'b Solver<'a>,
+    sides: &'b [Side<'a>],
+}
+
+impl Unmoves for Pair<'_, '_> {
+    fn predecessors(&self, side: usize, slot: u64, out: &mut Slots) -> usize {
+        let (idx, s) = (self.solver.idx, &self.sides[side]);
+        let (own, opp) = idx.position(s.k, s.l, slot);
+        let (_, stab) = idx.class(s.k, slot / idx.per_class(s.k, s.l));
+        self.solver.predecessors(own, opp, stab, out)
     }
 
-    /// A predecessor `q` (in side `s`) of a final value of distance `t`.
-    #[inline]
-    fn update(&self, s: &Side, q: usize, t: u16) -> u16 {
-        let cell = &s.cells[q];
-        if t.is_multiple_of(2) {
-            // The successor is lost: q wins in t + 1 unless it already wins as fast.
-            let win = Value::Win(t + 1).code();
-            let mut cur = cell.load(Relaxed);
-            loop {
-                let undecided = cur & UNDECIDED != 0;
-                let slower_win = !undecided && cur.is_multiple_of(2) && cur > win;
-                if !undecided && !slower_win {
-                    return 0;
-                }
-                match cell.compare_exchange_weak(cur, win, Relaxed, Relaxed) {
-                    Ok(_) => {
-                        s.frontier.mark(t + 1, q);
-                        return t + 1;
-                    }
-                    Err(now) => cur = now,
-                }
-            }
-        } else {
-            // The successor wins: one fewer way out for q.
-            if cell.load(Relaxed) & UNDECIDED == 0 || cell.fetch_sub(1, Relaxed) != UNDECIDED + 1 {
-                return 0;
-            }
-            let (own, opp) = self.idx.position(s.k, s.l, q as u64);
-            let longest = self.longest_capture_loss(s, own, opp);
-            let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
-            s.decide(q, Value::Loss(depth).code());
-            depth
-        }
+    fn longest_exit_loss(&self, side: usize, slot: u64) -> Option<u16> {
+        let s = &self.sides[side];
+        let (own, opp) = self.solver.idx.position(s.k, s.l, slot);
+        self.solver.longest_capture_loss(s, own, opp)
     }
 
-    /// Undecided cells become draws, duplicates take their canonical twin's code;
-    /// returns the counts and extremes.
-    fn finish(&self, s: &Side) -> Summary {
-        s.cells.par_iter().for_each(|v| {
-            let c = v.load(Relaxed);
-            if c & UNDECIDED != 0 && c != DUPLICATE {
-                v.store(Value::Draw.code(), Relaxed);
-            }
-        });
-        let summary = s
-            .cells
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(ci, chunk)| {
-                let mut m = Summary::default();
-                for (j, v) in chunk.iter().enumerate() {
-                    let code = v.load(Relaxed);
-                    if code == DUPLICATE {
-                        continue;
-                    }
-                    m.count(code, (ci * CHUNK + j) as u64);
-                }
-                m
-            })
-            .reduce(Summary::default, merge);
-        s.cells
-            .par_chunks(CHUNK)
-            .enumerate()
-            .for_each(|(ci, chunk)| {
-                for (j, v) in chunk.iter().enumerate() {
-                    if v.load(Relaxed) == DUPLICATE {
-                        let (own, opp) = self.idx.position(s.k, s.l, (ci * CHUNK + j) as u64);
-                        let twin = self.idx.index(own, opp) as usize;
-                        v.store(s.cells[twin].load(Relaxed), Relaxed);
-                    }
-                }
-            });
-        summary
+    fn twin(&self, side: usize, slot: u64) -> u64 {
+        let (idx, s) = (self.solver.idx, &self.sides[side]);
+        let (own, opp) = idx.position(s.k, s.l, slot);
+        idx.index(own, opp)
     }
 }
 
@@ -508,69 +355,11 @@ pub fn merge(a: Summary, b: Summary) -> Summary {
     }
 }
 
-/// Calls `f(i)` for every `i` with `cells[i] == target`. Reads four cells per atomic
-/// 64-bit load and tests the four lanes at once; most layers match few cells. Must
-/// not run while anything writes `cells` (mixed-size atomics may not race).
-fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
-    const LOW: u64 = 0x0001_0001_0001_0001;
-    const HIGH: u64 = 0x8000_8000_8000_8000;
-    let mut lanes = |base: usize, n: usize| {
-        for (i, cell) in cells[base..base + n].iter().enumerate() {
-            if cell.load(Relaxed) == target {
-                f(base + i);
-            }
-        }
-    };
-    // SAFETY: AtomicU64 may hold any bits; `align_to` gives aligned, in-bounds words
-    // covering the middle of the slice, read only through atomic loads.
-    let (head, words, tail) = unsafe { cells.align_to::<AtomicU64>() };
-    lanes(0, head.len());
-    let pattern = LOW * target as u64;
-    for (w, word) in words.iter().enumerate() {
-        let x = word.load(Relaxed) ^ pattern;
-        if x.wrapping_sub(LOW) & !x & HIGH != 0 {
-            lanes(head.len() + 4 * w, 4);
-        }
-    }
-    lanes(cells.len() - tail.len(), tail.len());
-}
-
-/// Sorts and deduplicates `v` in place; returns the number of distinct values.
-fn distinct(v: &mut [u64]) -> usize {
-    v.sort_unstable();
-    let mut n = 0;
-    for i in 0..v.len() {
-        if n == 0 || v[i] != v[n - 1] {
-            v[n] = v[i];
-            n += 1;
-        }
-    }
-    n
-}
-
 /// Bytes of memory a pair needs while solving, lower subspaces excluded: one
 /// `u16` cell per slot.
 pub fn pair_memory(idx: &Index, k: u32, l: u32) -> u64 {
     let slots = idx.size(k, l) + if k == l { 0 } else { idx.size(l, k) };
     slots * 2
-}
-
-/// The quiet moves of one position (or un-moves into it) are gathered in buffers of
-/// this many slots on the stack, so that the solver's inner loops allocate nothing.
-/// [`solve_pair`] checks that the rules cannot exceed it ([`most_quiet_moves`]): 54
-/// for the standard board (three flying stones, 18 empty points).
-const MOST_MOVES: usize = 64;
-
-/// An upper bound on the quiet moves of a side with `k` stones against `l`: each
-/// stone to every empty point when it flies, else to each of its neighbours.
-fn most_quiet_moves(rules: &Rules, k: u32, l: u32) -> usize {
-    let points = rules.all().count_ones();
-    if rules.flies(k, 0) {
-        (k * points.saturating_sub(k + l)) as usize
-    } else {
-        let degree = rules.adjacency.iter().map(|a| a.count_ones()).max();
-        (k * degree.unwrap_or(0)) as usize
-    }
 }
 
 /// Solves the pair `k-l` / `l-k`. `lower(a, b)` must return the codes of the solved
@@ -590,65 +379,46 @@ pub fn solve_pair<'a>(
         idx,
         rules: idx.rules(),
     };
-    let most = most_quiet_moves(solver.rules, k, l).max(most_quiet_moves(solver.rules, l, k));
+    let most = most_quiet_moves(solver.rules, k, l, 0).max(most_quiet_moves(solver.rules, l, k, 0));
     assert!(
         most <= MOST_MOVES,
         "rules {}: up to {most} quiet moves in {k}-{l}, the solver's buffers hold {MOST_MOVES}",
         solver.rules.name
     );
-    let dims: Vec<(u32, u32)> = if k == l {
+    let sides: Vec<Side> = if k == l {
         vec![(k, l)]
     } else {
         vec![(k, l), (l, k)]
-    };
-    let mut codes: Vec<Vec<u16>> = dims
+    }
+    .into_iter()
+    .map(|(a, b)| Side {
+        k: a,
+        l: b,
+        lower: (b > 3).then(|| lower(b - 1, a).expect("the lower subspace is solved")),
+    })
+    .collect();
+    let mut codes: Vec<Vec<u16>> = sides
         .iter()
-        .map(|&(a, b)| crate::memory::zeroed_huge(idx.size(a, b) as usize))
+        .map(|s| crate::memory::zeroed_huge(idx.size(s.k, s.l) as usize))
         .collect();
     let summaries = {
-        let sides: Vec<Side> = dims
-            .iter()
-            .zip(codes.iter_mut())
-            .map(|(&(a, b), c)| Side {
-                k: a,
-                l: b,
-                frontier: Frontier::new(c.len()),
-                cells: atomic16(c),
-                lower: (b > 3).then(|| lower(b - 1, a).expect("the lower subspace is solved")),
-            })
-            .collect();
-        for s in &sides {
-            solver.initialise(s, progress);
+        let cells: Vec<Cells> = codes.iter_mut().map(|c| Cells::new(c)).collect();
+        for (s, c) in sides.iter().zip(&cells) {
+            solver.initialise(s, c, progress);
         }
-        let decided = |c: u16| c & UNDECIDED == 0;
-        let mut longest = sides
-            .iter()
-            .filter_map(|s| {
-                s.cells
-                    .par_iter()
-                    .map(|v| v.load(Relaxed))
-                    .filter(|&c| decided(c))
-                    .max()
-            })
-            .max()
-            .map_or(0, |c| Value::from_code(c).distance().unwrap_or(0));
-        let mut t = 0u16;
-        while t <= longest {
-            progress(&format!("layer {t}"), t as f64 / (longest as f64 + 1.0));
-            for (i, s) in sides.iter().enumerate() {
-                let other = &sides[(i + 1) % sides.len()];
-                longest = longest.max(solver.layer(s, other, t));
-            }
-            t += 1;
-        }
-        sides.iter().map(|s| solver.finish(s)).collect::<Vec<_>>()
+        let pair = Pair {
+            solver: &solver,
+            sides: &sides,
+        };
+        layers::solve(&cells, &pair, progress)
     };
-    dims.into_iter()
+    sides
+        .iter()
         .zip(codes)
         .zip(summaries)
-        .map(|(((k, l), codes), summary)| Solved {
-            k,
-            l,
+        .map(|((s, codes), summary)| Solved {
+            k: s.k,
+            l: s.l,
             codes,
             summary,
         })

@@ -1,0 +1,340 @@
+//! The layers of a retrograde solve of a pair of sectors, shared by the moving
+//! phase ([`crate::table::build::retro`]) and the placement sectors in which stones
+//! also move ([`crate::table::build::moving_placement`]).
+//!
+//! A pair is one or two *sides* (sectors) whose quiet plies lead from one into the
+//! other. Once every cell is initialised (a decided value, or `UNDECIDED | counter`
+//! of the quiet successors not yet known to win), layer `t = 0, 1, 2, ...` takes
+//! every cell of distance `t`, which is final, to its quiet predecessors in the other
+//! side: after a `Loss(t)` they become `Win(t+1)` unless they already win as fast;
+//! after a `Win(t)` their counter drops, and at zero the predecessor is lost in
+//! `max(t+1, 1 + the longest win of a ply out of the pair)`. What is never decided
+//! is a draw. What the game is enters only through [`Unmoves`]: the predecessors of
+//! a cell, the longest exit win, and the canonical twin of a duplicate slot.
+//!
+//! Each slot is one `u16` cell: a decided value's code (below `0x8000`), or
+//! `0x8000 | counter` while undecided, so an update touches one cache line. Cells
+//! are updated through relaxed atomics from rayon workers: within a layer every
+//! write to a cell writes the same value, so the result does not depend on timing.
+//! A [`Frontier`] records which blocks got a value of each distance, so a layer
+//! reads only those blocks.
+
+use crate::rules::value::Value;
+use crate::table::build::frontier::{BLOCK, Frontier};
+use crate::table::build::retro::{Summary, merge};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+
+/// Marks an undecided cell; the low bits count its successors not yet known to win.
+pub(crate) const UNDECIDED: u16 = 0x8000;
+
+/// The cell of a duplicate slot while building (not a real value).
+pub(crate) const DUPLICATE: u16 = u16::MAX;
+
+/// Slots scanned per rayon task.
+pub(crate) const CHUNK: usize = 1 << 14;
+
+/// Slots per window of a layer: scanned, then updated (see [`layer`]). Its matches
+/// are kept as `u16` offsets, at most 8 MiB.
+const WINDOW: usize = CHUNK << 8;
+
+/// The quiet plies of one position (or un-moves into it) are gathered in buffers of
+/// this many slots on the stack, so that the solvers' inner loops allocate nothing.
+/// Each solver checks that its rules cannot exceed it ([`most_quiet_moves`]): 63
+/// for a board of 24 points (three flying stones, 21 empty points).
+pub(crate) const MOST_MOVES: usize = 64;
+
+/// A buffer of predecessor slots.
+pub(crate) type Slots = [u64; MOST_MOVES];
+
+/// One side of a pair while it is solved: its cells and their frontier.
+pub(crate) struct Cells<'a> {
+    /// One cell per slot.
+    pub values: &'a [AtomicU16],
+    /// The blocks of `values` that got a decided value of each distance.
+    pub frontier: Frontier,
+}
+
+impl<'a> Cells<'a> {
+    /// The cells `v`, seen as atomics for the solve, with an empty frontier.
+    pub fn new(v: &'a mut [u16]) -> Cells<'a> {
+        Cells {
+            frontier: Frontier::new(v.len()),
+            values: atomic16(v),
+        }
+    }
+
+    /// Stores the initial cell `cell` of `slot` (decided or not), marking a decided
+    /// one in the frontier.
+    #[inline]
+    pub fn init(&self, slot: usize, cell: u16) {
+        if cell & UNDECIDED == 0 {
+            self.decide(slot, cell);
+        } else {
+            self.values[slot].store(cell, Relaxed);
+        }
+    }
+
+    /// Stores the decided code `code` (not a draw) in cell `slot`, and marks it.
+    #[inline]
+    pub fn decide(&self, slot: usize, code: u16) {
+        self.values[slot].store(code, Relaxed);
+        self.frontier.mark(code - 1, slot);
+    }
+}
+
+/// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
+fn atomic16(v: &mut [u16]) -> &[AtomicU16] {
+    // SAFETY: AtomicU16 has the size and alignment of u16, and `v` is borrowed mutably,
+    // so no non-atomic access can happen while the view lives.
+    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
+}
+
+/// The game of a pair, as the layers need it. Sides are numbered as in the slice of
+/// [`Cells`] given to [`solve`]; the quiet plies of side `i` lead into side
+/// `(i + 1) % sides`.
+pub(crate) trait Unmoves: Sync {
+    /// Writes to `out` the distinct slots, in the other side, of the positions
+    /// that reach `slot` of side `side` by a quiet ply; returns how many.
+    fn predecessors(&self, side: usize, slot: u64, out: &mut Slots) -> usize;
+    /// The longest opponent win after a ply out of the pair from `slot` of side
+    /// `side`, if any (the depth of a loss whose quiet successors all win).
+    fn longest_exit_loss(&self, side: usize, slot: u64) -> Option<u16>;
+    /// The canonical slot of the duplicate slot `slot` of side `side`.
+    fn twin(&self, side: usize, slot: u64) -> u64;
+}
+
+/// Progress callback: `(stage, fraction done of that stage)`.
+pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
+
+/// Runs the layers over the initialised `sides` until no value is left to
+/// propagate, then finishes them (see [`finish`]); returns each side's summary.
+/// `progress` hears `"layer t"` and the fraction of the layers known so far.
+pub(crate) fn solve(sides: &[Cells], game: &impl Unmoves, progress: Progress) -> Vec<Summary> {
+    let decided = |c: u16| c & UNDECIDED == 0;
+    let mut longest = sides
+        .iter()
+        .filter_map(|s| {
+            s.values
+                .par_iter()
+                .map(|v| v.load(Relaxed))
+                .filter(|&c| decided(c))
+                .max()
+        })
+        .max()
+        .map_or(0, |c| Value::from_code(c).distance().unwrap_or(0));
+    let mut t = 0u16;
+    while t <= longest {
+        progress(&format!("layer {t}"), t as f64 / (longest as f64 + 1.0));
+        for i in 0..sides.len() {
+            let o = (i + 1) % sides.len();
+            longest = longest.max(layer(game, sides, i, o, t));
+        }
+        t += 1;
+    }
+    (0..sides.len()).map(|i| finish(game, sides, i)).collect()
+}
+
+/// Processes the final values of distance `t` in side `s`, updating side `o`.
+/// Returns the largest distance assigned. Only the blocks of cells that the
+/// frontier marks for `t` are read.
+///
+/// The scan reads four cells per 64-bit atomic load, the updates read and write
+/// single cells as 16-bit atomics; the memory model forbids mixed-size accesses
+/// that race, so the two never run at once: each window of cells is first
+/// scanned (loads only, nothing writes), its matches collected, and only then
+/// processed. rayon's join between the two phases orders every scan load before
+/// every update of the window.
+fn layer(game: &impl Unmoves, sides: &[Cells], s: usize, o: usize, t: u16) -> u16 {
+    let target = Value::from_distance(t).code();
+    let (side, other) = (&sides[s], &sides[o]);
+    let mut longest = 0;
+    for (wi, window) in side.values.chunks(WINDOW).enumerate() {
+        let first = wi * WINDOW;
+        if !side
+            .frontier
+            .any(t, first / BLOCK..(first + window.len()).div_ceil(BLOCK))
+        {
+            continue;
+        }
+        // Phase 1: scan (reads only). Offsets within a chunk fit a u16.
+        let found: Vec<(usize, Vec<u16>)> = window
+            .par_chunks(CHUNK)
+            .enumerate()
+            .filter_map(|(ci, chunk)| {
+                let start = first + ci * CHUNK;
+                let blocks = start / BLOCK..(start + chunk.len()).div_ceil(BLOCK);
+                let mut hits = Vec::new();
+                for b in side.frontier.blocks(t, blocks) {
+                    let offset = b * BLOCK - start;
+                    let block = &chunk[offset..(offset + BLOCK).min(chunk.len())];
+                    for_matching(block, target, |j| hits.push((offset + j) as u16));
+                }
+                (!hits.is_empty()).then_some((wi * (WINDOW / CHUNK) + ci, hits))
+            })
+            .collect();
+        // Phase 2: updates (16-bit accesses only).
+        let most = found
+            .par_iter()
+            .map(|(ci, hits)| {
+                let mut longest = 0;
+                let mut preds = [0u64; MOST_MOVES];
+                for &j in hits {
+                    let slot = (ci * CHUNK + j as usize) as u64;
+                    let n = game.predecessors(s, slot, &mut preds);
+                    for &q in &preds[..n] {
+                        crate::memory::prefetch(&other.values[q as usize]);
+                    }
+                    for &q in &preds[..n] {
+                        longest = longest.max(update(game, other, o, q as usize, t));
+                    }
+                }
+                longest
+            })
+            .max()
+            .unwrap_or(0);
+        longest = longest.max(most);
+    }
+    longest
+}
+
+/// A predecessor `q` (in side `o`, whose cells are `s`) of a final value of
+/// distance `t`. Returns the distance it got, or 0.
+#[inline]
+fn update(game: &impl Unmoves, s: &Cells, o: usize, q: usize, t: u16) -> u16 {
+    let cell = &s.values[q];
+    if t.is_multiple_of(2) {
+        // The successor is lost: q wins in t + 1 unless it already wins as fast.
+        let win = Value::Win(t + 1).code();
+        let mut cur = cell.load(Relaxed);
+        loop {
+            let undecided = cur & UNDECIDED != 0;
+            let slower_win = !undecided && cur.is_multiple_of(2) && cur > win;
+            if !undecided && !slower_win {
+                return 0;
+            }
+            match cell.compare_exchange_weak(cur, win, Relaxed, Relaxed) {
+                Ok(_) => {
+                    s.frontier.mark(t + 1, q);
+                    return t + 1;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    } else {
+        // The successor wins: one fewer way out for q.
+        if cell.load(Relaxed) & UNDECIDED == 0 || cell.fetch_sub(1, Relaxed) != UNDECIDED + 1 {
+            return 0;
+        }
+        let longest = game.longest_exit_loss(o, q as u64);
+        let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
+        s.decide(q, Value::Loss(depth).code());
+        depth
+    }
+}
+
+/// Undecided cells of side `i` become draws, duplicates take their canonical
+/// twin's code; returns the counts and extremes.
+fn finish(game: &impl Unmoves, sides: &[Cells], i: usize) -> Summary {
+    let cells = sides[i].values;
+    cells.par_iter().for_each(|v| {
+        let c = v.load(Relaxed);
+        if c & UNDECIDED != 0 && c != DUPLICATE {
+            v.store(Value::Draw.code(), Relaxed);
+        }
+    });
+    let summary = cells
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(ci, chunk)| {
+            let mut m = Summary::default();
+            for (j, v) in chunk.iter().enumerate() {
+                let code = v.load(Relaxed);
+                if code == DUPLICATE {
+                    continue;
+                }
+                m.count(code, (ci * CHUNK + j) as u64);
+            }
+            m
+        })
+        .reduce(Summary::default, merge);
+    cells.par_chunks(CHUNK).enumerate().for_each(|(ci, chunk)| {
+        for (j, v) in chunk.iter().enumerate() {
+            if v.load(Relaxed) == DUPLICATE {
+                let twin = game.twin(i, (ci * CHUNK + j) as u64) as usize;
+                v.store(cells[twin].load(Relaxed), Relaxed);
+            }
+        }
+    });
+    summary
+}
+
+/// Calls `f(i)` for every `i` with `cells[i] == target`. Reads four cells per atomic
+/// 64-bit load and tests the four lanes at once; most layers match few cells. Must
+/// not run while anything writes `cells` (mixed-size atomics may not race).
+fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
+    const LOW: u64 = 0x0001_0001_0001_0001;
+    const HIGH: u64 = 0x8000_8000_8000_8000;
+    let mut lanes = |base: usize, n: usize| {
+        for (i, cell) in cells[base..base + n].iter().enumerate() {
+            if cell.load(Relaxed) == target {
+                f(base + i);
+            }
+        }
+    };
+    // SAFETY: AtomicU64 may hold any bits; `align_to` gives aligned, in-bounds words
+    // covering the middle of the slice, read only through atomic loads.
+    let (head, words, tail) = unsafe { cells.align_to::<AtomicU64>() };
+    lanes(0, head.len());
+    let pattern = LOW * target as u64;
+    for (w, word) in words.iter().enumerate() {
+        let x = word.load(Relaxed) ^ pattern;
+        if x.wrapping_sub(LOW) & !x & HIGH != 0 {
+            lanes(head.len() + 4 * w, 4);
+        }
+    }
+    lanes(cells.len() - tail.len(), tail.len());
+}
+
+/// Sorts and deduplicates `v` in place; returns the number of distinct values.
+pub(crate) fn distinct(v: &mut [u64]) -> usize {
+    v.sort_unstable();
+    let mut n = 0;
+    for i in 0..v.len() {
+        if n == 0 || v[i] != v[n - 1] {
+            v[n] = v[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+/// An upper bound on the quiet moves of a side with `k` stones on the board and
+/// `hand` in hand against `l`: each stone to every empty point when it flies
+/// ([`crate::rules::Rules::flies`]), else to each of its neighbours.
+pub(crate) fn most_quiet_moves(rules: &crate::rules::Rules, k: u32, l: u32, hand: u8) -> usize {
+    let points = rules.all().count_ones();
+    if rules.flies(k, hand) {
+        (k * points.saturating_sub(k + l)) as usize
+    } else {
+        let degree = rules.adjacency.iter().map(|a| a.count_ones()).max();
+        (k * degree.unwrap_or(0)) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cell equal to the target is found, across the unaligned head, the
+    /// words and the tail, and nothing else.
+    #[test]
+    fn matching_cells_are_found() {
+        let mut v: Vec<u16> = (0..103).map(|i| (i % 7) as u16).collect();
+        let cells = atomic16(&mut v[1..]);
+        let mut got = Vec::new();
+        for_matching(cells, 3, |i| got.push(i));
+        let want: Vec<usize> = (0..102).filter(|i| (i + 1) % 7 == 3).collect();
+        assert_eq!(got, want);
+    }
+}
