@@ -114,6 +114,33 @@ fn trit_packing_round_trips() {
         for (i, &c) in codes.iter().enumerate() {
             assert_eq!(trit_at(enc, &raw, i), Some(trit(c)));
         }
+        // Runs of slots, from any place in a byte to any other.
+        for (start, end) in [
+            (0, 1003),
+            (0, 0),
+            (7, 7),
+            (3, 4),
+            (4, 11),
+            (998, 1003),
+            (1, 999),
+        ] {
+            let mut out = vec![9];
+            extend_trits(enc, &raw, start..end, &mut out).unwrap();
+            let want: Vec<u8> = codes[start..end].iter().map(|&c| trit(c)).collect();
+            assert_eq!(out[1..], want[..], "{start}..{end}");
+        }
+        // Past the block's end, and a byte no packing writes: the first such slot.
+        // (Trits5's last byte holds slots 1000 to 1004, Bits2's 1000 to 1003.)
+        let end = [1005, 1004][(enc == Encoding::Bits2) as usize];
+        let mut out = Vec::new();
+        assert_eq!(extend_trits(enc, &raw, 1000..1010, &mut out), Err(end));
+        assert_eq!(out.len(), end - 1000);
+        let mut bad = raw.clone();
+        bad[40] = 0xff;
+        let first = [200, 160][(enc == Encoding::Bits2) as usize];
+        let mut out = Vec::new();
+        assert_eq!(extend_trits(enc, &bad, 100..300, &mut out), Err(first));
+        assert_eq!(out.len(), first - 100);
     }
     for c in 0..600u16 {
         assert_eq!(combine(trit(c), half(c)), Some(c));
