@@ -36,7 +36,7 @@ enum FormArg {
     /// while the next is solved.
     Small,
     /// The serving profile's files, every value and distance exact: larger than
-    /// `small`, each block decoded cold in tens of microseconds (zstd in small
+    /// `small`, each WDL block decoded cold in under 100 µs (zstd in small
     /// blocks, don't-cares, loss-only depths), recoded in the background as
     /// `small` is.
     Serving,

@@ -34,7 +34,7 @@ pub struct PackArgs {
     /// A small form as a whole, don't-cares filled: `archive` (the smallest files:
     /// `--dont-cares --wdl-coding model`; a cold block decodes in milliseconds) or
     /// `serving` (`--dont-cares`, zstd-compressed in small blocks: larger files, a
-    /// cold block decoded in tens of microseconds); `docs/FORMAT.md`, "Profiles".
+    /// cold block decoded in under 100 µs); `docs/FORMAT.md`, "Profiles".
     #[arg(
         long,
         value_parser = ["archive", "serving"],

@@ -58,7 +58,7 @@ pub struct RepackArgs {
     /// smallest files: `--fill model --depths losses --wdl-coding model
     /// --depth-coding model`; a cold block decodes in milliseconds) or `serving`
     /// (`--fill loss0 --depths losses`, both sections zstd-compressed in small
-    /// blocks: larger files, a cold block decoded in tens of microseconds);
+    /// blocks: larger files, a cold WDL block decoded in under 100 µs);
     /// `docs/FORMAT.md`, "Profiles".
     #[arg(
         long,

@@ -66,7 +66,7 @@ pub enum Form {
     Small,
     /// The serving profile's files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::serving`]): larger than
-    /// [`Form::Small`], each block decoded cold in tens of microseconds; recoded
+    /// [`Form::Small`], each WDL block decoded cold in under 100 µs; recoded
     /// as [`Form::Small`] is.
     Serving,
 }

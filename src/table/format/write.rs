@@ -75,7 +75,7 @@ pub const WDL_LEVEL: i32 = 15;
 pub const DEPTH_BLOCK: u32 = 1 << 18;
 
 /// Slots per WDL block of the serving profile (`millbase repack --profile
-/// serving`): 52 KB of packed trits, decompressed in tens of microseconds.
+/// serving`): 52 KB of packed trits, decompressed in under 100 µs.
 pub const SERVING_WDL_BLOCK: u32 = 1 << 18;
 
 /// Slots per depth block of the serving profile: at most 64 KB of entries.
