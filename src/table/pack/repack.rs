@@ -189,7 +189,7 @@ impl RepackOptions {
     /// and distance exact: don't-cares that keep the results ([`Fill::Loss0`]),
     /// loss-only depths, both sections zstd-compressed in small blocks
     /// ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a cold probe
-    /// decodes a block in well under 100 µs (format version 2, flags 15).
+    /// decodes a WDL block in under 100 µs (format version 2, flags 15).
     pub fn serving() -> RepackOptions {
         RepackOptions {
             fill: Some(Fill::Loss0),
