@@ -14,22 +14,35 @@
 //! - **cold probes**: `PROBES` (default 10,000) random positions, each probed by a
 //!   fresh `Tablebase` (its own empty block cache, no file opened yet): the time of
 //!   opening the directory and the first probe, which opens the file and decodes the
-//!   blocks it needs. p50, p99 and max, per phase, of a WDL probe and (in a
-//!   directory with distances) of a full-value probe. The positions are drawn slot
-//!   by slot over the whole directory, so the largest files get the most. The
-//!   files stay in the page cache (the tool does not drop it).
+//!   blocks it needs. p50, p99 and max of a WDL probe and (in a directory with
+//!   distances) of a full-value probe: over all positions, per phase, and over
+//!   those in the three largest files. The positions are drawn slot by slot over
+//!   the whole directory, so the largest files get the most. Twice: with every
+//!   file in the page cache (each read whole first), and with the page cache
+//!   dropped before every probe, file by file with
+//!   `posix_fadvise(POSIX_FADV_DONTNEED)` (no privilege needed, and the rest of
+//!   the machine keeps its cache; pages another process maps stay, so the share
+//!   of the files' pages still resident after a drop is measured with `mincore`
+//!   and printed).
 //! - **fresh processes**: the same for `PROBES / 50` positions, each in a new
-//!   process of this program (its start-up excluded), as a check of the above.
+//!   process of this program (its start-up excluded), the files in the page
+//!   cache, as a check of the above.
+//! - **warming**: `Tablebase::warm` (what `serve --warm` and `uci --warm` run)
+//!   on a fresh `Tablebase`: its time and the resident memory after it.
 //! - **warm probes**: the same positions probed again and again by one shared
 //!   `Tablebase` once every block they need is decoded, by 1 thread and by each of
 //!   `THREADS` (default 2): WDL and full-value probes per second per thread.
 //!
-//! Run it with nothing else on the machine for figures to compare.
+//! Every cold answer is checked against the warm one. Run it with nothing else on
+//! the machine for figures to compare (Linux; elsewhere the page cache is not
+//! dropped).
 
 use millbase::Position;
 use millbase::mix::SplitMix;
-use millbase::table::probe::Tablebase;
+use millbase::table::probe::{Tablebase, WarmOptions, WarmProgress};
 use millbase::table::sector::Sector;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -120,32 +133,90 @@ fn cold(dir: &Path, pos: &Position, full: bool) -> (Duration, u16) {
     (start.elapsed(), v)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // A child of the fresh-process check: `--one DIR FULL FEN`, prints nanoseconds.
-    if args.first().map(String::as_str) == Some("--one") {
-        let dir = PathBuf::from(&args[1]);
-        let tb = Tablebase::open(&dir).expect("the directory opens");
-        let (pos, _) = millbase::rules::fen::parse(tb.rules(), &args[3]).expect("a FEN");
-        drop(tb);
-        let (d, v) = cold(&dir, &pos, args[2] == "1");
-        println!("{} {v}", d.as_nanos());
-        return;
-    }
-    let Some(dir) = args.first().map(PathBuf::from) else {
-        eprintln!("usage: cold_probe DIR [PROBES] [THREADS...]");
-        std::process::exit(2);
-    };
-    let probes: usize = args.get(1).map_or(10_000, |p| p.parse().expect("PROBES"));
-    let threads: Vec<usize> = match args.get(2..) {
-        Some(t) if !t.is_empty() => t.iter().map(|t| t.parse().expect("THREADS")).collect(),
-        _ => vec![2],
-    };
+/// Where the directory's files are while cold probes run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PageCache {
+    /// Every file read whole before the probes.
+    Cached,
+    /// Every file's pages dropped before each probe.
+    Dropped,
+}
 
-    // Open: the directory, then every file.
+/// The database files of `tb`'s directory, with their bytes.
+fn files(tb: &Tablebase) -> Vec<(Sector, PathBuf, u64)> {
+    tb.available_sectors()
+        .into_iter()
+        .map(|s| {
+            let path = tb.dir().join(s.file_name());
+            let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+            (s, path, bytes)
+        })
+        .collect()
+}
+
+/// Reads every file whole, so that the page cache holds it.
+fn load_pages(files: &[(Sector, PathBuf, u64)]) {
+    let mut buf = vec![0; 1 << 20];
+    for (_, path, _) in files {
+        let mut f = File::open(path).expect("a database file opens");
+        while f.read(&mut buf).expect("a database file reads") > 0 {}
+    }
+}
+
+/// Asks the kernel to drop every file's pages from the page cache
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)`; a file's clean pages that no process
+/// maps go).
+fn drop_pages(files: &[(Sector, PathBuf, u64)]) {
+    #[cfg(target_os = "linux")]
+    for (_, path, _) in files {
+        use std::os::fd::AsRawFd;
+        let f = File::open(path).expect("a database file opens");
+        // SAFETY: a plain system call on an open descriptor; it changes no memory.
+        let err = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        assert_eq!(err, 0, "posix_fadvise {}", path.display());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = files;
+}
+
+/// The share of the files' pages in the page cache now (`mincore` over a fresh
+/// mapping of each; 1 elsewhere than Linux).
+fn resident_share(files: &[(Sector, PathBuf, u64)]) -> f64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as usize;
+        let (mut resident, mut pages) = (0usize, 0usize);
+        for (_, path, bytes) in files.iter().filter(|f| f.2 > 0) {
+            let f = File::open(path).expect("a database file opens");
+            // SAFETY: the file is only read, through the mapping's address (mincore
+            // reads no byte of it), and database files are not modified in place.
+            let map = unsafe { memmap2::Mmap::map(&f) }.expect("a database file maps");
+            let n = (*bytes as usize).div_ceil(page);
+            let mut flags = vec![0u8; n];
+            // SAFETY: `map` is a live mapping of `bytes` bytes, `flags` has a byte
+            // for each of its pages.
+            let err =
+                unsafe { libc::mincore(map.as_ptr() as *mut _, map.len(), flags.as_mut_ptr()) };
+            assert_eq!(err, 0, "mincore {}", path.display());
+            resident += flags.iter().filter(|&&b| b & 1 == 1).count();
+            pages += n;
+        }
+        resident as f64 / pages.max(1) as f64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = files;
+        1.0
+    }
+}
+
+/// Opens `dir`, then every file, then probes once into each: the times and the
+/// resident memory after each step, printed. Returns the tablebase.
+fn open_figures(dir: &Path) -> Tablebase {
     let before = rss();
     let start = Instant::now();
-    let tb = Tablebase::open(&dir).expect("the directory opens");
+    let tb = Tablebase::open(dir).expect("the directory opens");
     let open = start.elapsed();
     let after = rss();
     let sectors = tb.available_sectors();
@@ -157,15 +228,20 @@ fn main() {
     let all_rss = rss();
     // Opened again: what is built once per process (the rules' index) is there.
     let start = Instant::now();
-    drop(Tablebase::open(&dir).expect("the directory opens"));
+    drop(Tablebase::open(dir).expect("the directory opens"));
     let again = start.elapsed();
-    let wdl_only = tb.wdl_only();
+    let bytes: u64 = files(&tb).iter().map(|f| f.2).sum();
     println!(
-        "{}: {} files, rules {}, {}",
+        "{}: {} files, {}, rules {}, {}",
         dir.display(),
         sectors.len(),
+        mib(bytes),
         tb.rules().name,
-        if wdl_only { "WDL only" } else { "full values" }
+        if tb.wdl_only() {
+            "WDL only"
+        } else {
+            "full values"
+        }
     );
     println!(
         "open: {} ({} resident after, {} more than before)",
@@ -180,7 +256,6 @@ fn main() {
         mib(all_rss),
         mib(all_rss.saturating_sub(after))
     );
-
     // One WDL probe into every file: each reads its models' priors and decodes a
     // block (held in the block cache), what the first probes of a server pay.
     let start = Instant::now();
@@ -200,82 +275,130 @@ fn main() {
         mib(touched_rss.saturating_sub(all_rss)),
         mib(tb.cache_bytes() as u64)
     );
-    let sample = positions(&tb, probes, 0x5eed);
-    drop(tb);
-    // Cold probes, each by a fresh Tablebase; the values must be those a warm
-    // probe gives (checked below).
-    let kinds: &[bool] = if wdl_only { &[false] } else { &[false, true] };
-    let mut cold_values = Vec::new();
-    for &full in kinds {
-        let (mut moving, mut placement) = (Vec::new(), Vec::new());
-        let mut values = Vec::with_capacity(sample.len());
-        for (s, pos) in &sample {
-            let (d, v) = cold(&dir, pos, full);
-            values.push(v);
-            if s.is_moving() {
-                &mut moving
-            } else {
-                &mut placement
+    tb
+}
+
+/// The groups cold probes are reported by: a name and which sectors belong.
+type Group = (String, Box<dyn Fn(Sector) -> bool>);
+
+/// All positions, each phase, and the three largest files.
+fn groups(files: &[(Sector, PathBuf, u64)]) -> Vec<Group> {
+    let mut by_size: Vec<&(Sector, PathBuf, u64)> = files.iter().collect();
+    by_size.sort_by_key(|f| std::cmp::Reverse(f.2));
+    let largest: Vec<Sector> = by_size.iter().take(3).map(|f| f.0).collect();
+    let names: Vec<String> = largest.iter().map(|s| s.name()).collect();
+    vec![
+        ("all".into(), Box::new(|_| true)),
+        ("moving phase".into(), Box::new(|s: Sector| s.is_moving())),
+        ("placement".into(), Box::new(|s: Sector| !s.is_moving())),
+        (
+            format!("largest files ({})", names.join(", ")),
+            Box::new(move |s| largest.contains(&s)),
+        ),
+    ]
+}
+
+/// Cold probes of `sample` (WDL, and full values if `full`), the page cache as
+/// `cache` says: the spreads printed per group, the answers returned.
+fn cold_run(
+    dir: &Path,
+    files: &[(Sector, PathBuf, u64)],
+    sample: &[(Sector, Position)],
+    full: bool,
+    cache: PageCache,
+) -> Vec<u16> {
+    let groups = groups(files);
+    let mut times = vec![Vec::new(); groups.len()];
+    let mut values = Vec::with_capacity(sample.len());
+    if cache == PageCache::Cached {
+        load_pages(files);
+    }
+    for (s, pos) in sample {
+        if cache == PageCache::Dropped {
+            drop_pages(files);
+        }
+        let (d, v) = cold(dir, pos, full);
+        values.push(v);
+        for (g, (_, belongs)) in groups.iter().enumerate() {
+            if belongs(*s) {
+                times[g].push(d);
             }
-            .push(d);
         }
-        let mut every: Vec<Duration> = moving.iter().chain(&placement).copied().collect();
-        let what = if full { "full value" } else { "WDL" };
-        println!("cold {what}, all: {}", spread(&mut every));
-        println!("cold {what}, moving phase: {}", spread(&mut moving));
-        println!("cold {what}, placement: {}", spread(&mut placement));
-        cold_values.push((full, values));
     }
+    let what = if full { "full value" } else { "WDL" };
+    let place = match cache {
+        PageCache::Cached => "files in the page cache",
+        PageCache::Dropped => "page cache dropped",
+    };
+    for ((name, _), times) in groups.iter().zip(&mut times) {
+        println!("cold {what}, {place}, {name}: {}", spread(times));
+    }
+    values
+}
 
-    // A check in fresh processes of a few of the same positions.
+/// Cold probes of the first `PROBES / 50` positions, each in a fresh process
+/// of this program: the spread printed; each answer checked against `values`.
+fn fresh_processes(tb: &Tablebase, sample: &[(Sector, Position)], full: bool, values: &[u16]) {
     let exe = std::env::current_exe().expect("this program");
-    let tb = Tablebase::open(&dir).expect("the directory opens");
-    let fresh = (probes / 50).max(1).min(sample.len());
-    for &full in kinds {
-        let mut times = Vec::with_capacity(fresh);
-        for (i, (_, pos)) in sample.iter().take(fresh).enumerate() {
-            let fen = millbase::rules::fen::format(tb.rules(), pos, Default::default());
-            let out = std::process::Command::new(&exe)
-                .args([
-                    "--one",
-                    &dir.to_string_lossy(),
-                    if full { "1" } else { "0" },
-                ])
-                .arg(&fen)
-                .output()
-                .expect("a child runs");
-            let text = String::from_utf8_lossy(&out.stdout);
-            let mut words = text.split_whitespace();
-            let ns: u64 = words.next().and_then(|w| w.parse().ok()).expect("a time");
-            let code: u16 = words.next().and_then(|w| w.parse().ok()).expect("a value");
-            let values = &cold_values.iter().find(|(f, _)| *f == full).unwrap().1;
-            assert_eq!(
-                code, values[i],
-                "{fen}: fresh process and cold probe differ"
-            );
-            times.push(Duration::from_nanos(ns));
-        }
-        let what = if full { "full value" } else { "WDL" };
-        println!("cold {what} in fresh processes: {}", spread(&mut times));
+    let fresh = (sample.len() / 50).max(1).min(sample.len());
+    let mut times = Vec::with_capacity(fresh);
+    for (i, (_, pos)) in sample.iter().take(fresh).enumerate() {
+        let fen = millbase::rules::fen::format(tb.rules(), pos, Default::default());
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--one",
+                &tb.dir().to_string_lossy(),
+                if full { "1" } else { "0" },
+            ])
+            .arg(&fen)
+            .output()
+            .expect("a child runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut words = text.split_whitespace();
+        let ns: u64 = words.next().and_then(|w| w.parse().ok()).expect("a time");
+        let code: u16 = words.next().and_then(|w| w.parse().ok()).expect("a value");
+        assert_eq!(
+            code, values[i],
+            "{fen}: fresh process and cold probe differ"
+        );
+        times.push(Duration::from_nanos(ns));
     }
+    let what = if full { "full value" } else { "WDL" };
+    println!("cold {what} in fresh processes: {}", spread(&mut times));
+}
 
-    // Warm: every block the sample needs decoded, then probes per thread.
-    for (full, values) in &cold_values {
-        for ((_, pos), v) in sample.iter().zip(values) {
-            assert_eq!(
-                answer(&tb, pos, *full),
-                *v,
-                "a cold and a warm probe differ"
-            );
-        }
-    }
+/// `Tablebase::warm` on a fresh `Tablebase` of `dir`: its time and the resident
+/// memory after it, printed.
+fn warming(dir: &Path) {
+    let before = rss();
+    let tb = Tablebase::open(dir).expect("the directory opens");
+    let progress = WarmProgress::default();
+    let start = Instant::now();
+    tb.warm(&WarmOptions::half_cache(&tb), &progress);
+    let took = start.elapsed();
+    let status = progress.status();
+    assert!(status.done && status.error.is_none(), "{status:?}");
+    println!(
+        "warming (serve --warm): {:.2} s, {} files read ({}), {} blocks decoded; {} resident after ({} more, of which {} decoded blocks)",
+        took.as_secs_f64(),
+        status.files,
+        mib(status.bytes),
+        status.blocks,
+        mib(rss()),
+        mib(rss().saturating_sub(before)),
+        mib(tb.cache_bytes() as u64)
+    );
+}
+
+/// Warm probes of `sample` per second per thread, on 1 thread and on each of
+/// `threads`, printed.
+fn warm_probes(tb: &Tablebase, sample: &[(Sector, Position)], kinds: &[bool], threads: &[usize]) {
     let rounds = (2_000_000 / sample.len()).max(1);
     for &n in std::iter::once(&1).chain(threads.iter().filter(|&&t| t != 1)) {
         for &full in kinds {
             let start = Instant::now();
             std::thread::scope(|scope| {
                 for t in 0..n {
-                    let (tb, sample) = (&tb, &sample);
                     scope.spawn(move || {
                         let mut sink = 0u32;
                         for r in 0..rounds {
@@ -298,6 +421,85 @@ fn main() {
             );
         }
     }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // A child of the fresh-process check: `--one DIR FULL FEN`, prints nanoseconds.
+    if args.first().map(String::as_str) == Some("--one") {
+        let dir = PathBuf::from(&args[1]);
+        let tb = Tablebase::open(&dir).expect("the directory opens");
+        let (pos, _) = millbase::rules::fen::parse(tb.rules(), &args[3]).expect("a FEN");
+        drop(tb);
+        let (d, v) = cold(&dir, &pos, args[2] == "1");
+        println!("{} {v}", d.as_nanos());
+        return;
+    }
+    let Some(dir) = args.first().map(PathBuf::from) else {
+        eprintln!("usage: cold_probe DIR [PROBES] [THREADS...]");
+        std::process::exit(2);
+    };
+    let probes: usize = args.get(1).map_or(10_000, |p| p.parse().expect("PROBES"));
+    let threads: Vec<usize> = match args.get(2..) {
+        Some(t) if !t.is_empty() => t.iter().map(|t| t.parse().expect("THREADS")).collect(),
+        _ => vec![2],
+    };
+
+    let tb = open_figures(&dir);
+    let files = files(&tb);
+    let sample = positions(&tb, probes, 0x5eed);
+    let kinds: &[bool] = if tb.wdl_only() {
+        &[false]
+    } else {
+        &[false, true]
+    };
+    drop(tb);
+
+    // Cold probes, each by a fresh Tablebase, the files in the page cache and
+    // then not; the answers must be those a warm probe gives (checked below).
+    let mut cold_values = Vec::new();
+    for cache in [PageCache::Cached, PageCache::Dropped] {
+        if cache == PageCache::Dropped {
+            drop_pages(&files);
+            println!(
+                "page cache dropped file by file with posix_fadvise(POSIX_FADV_DONTNEED): {:.1}% of the files' pages still resident after a drop",
+                100.0 * resident_share(&files)
+            );
+        }
+        for &full in kinds {
+            let values = cold_run(&dir, &files, &sample, full, cache);
+            if let Some((_, before)) = cold_values.iter().find(|(f, _)| *f == full) {
+                assert_eq!(
+                    before, &values,
+                    "cold probes with and without the page cache differ"
+                );
+            } else {
+                cold_values.push((full, values));
+            }
+        }
+    }
+
+    // A check in fresh processes of a few of the same positions.
+    load_pages(&files);
+    let tb = Tablebase::open(&dir).expect("the directory opens");
+    for (full, values) in &cold_values {
+        fresh_processes(&tb, &sample, *full, values);
+    }
+    drop(tb);
+    warming(&dir);
+
+    // Warm: every block the sample needs decoded, then probes per thread.
+    let tb = Tablebase::open(&dir).expect("the directory opens");
+    for (full, values) in &cold_values {
+        for ((_, pos), v) in sample.iter().zip(values) {
+            assert_eq!(
+                answer(&tb, pos, *full),
+                *v,
+                "a cold and a warm probe differ"
+            );
+        }
+    }
+    warm_probes(&tb, &sample, kinds, &threads);
     println!(
         "resident after the probes: {} (block cache {})",
         mib(rss()),

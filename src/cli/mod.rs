@@ -13,6 +13,7 @@ mod repack;
 #[cfg(feature = "serve")]
 mod serve;
 mod uci;
+mod warm;
 
 use args::{at_least_one, parse_sectors};
 use clap::error::ErrorKind;

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `serve`.
@@ -33,6 +34,12 @@ pub struct ServeArgs {
     /// a small one is quicker to set up).
     #[arg(long, default_value_t = 4)]
     table_mib: usize,
+    /// Read every database file into the page cache and decode blocks into the
+    /// block cache (up to half its limit) on a background thread while serving,
+    /// with a progress bar on standard error; `/api/info`'s `warm` says how far it
+    /// has got, and a line on standard error says when it is done.
+    #[arg(long)]
+    warm: bool,
 }
 
 fn default_workers() -> usize {
@@ -48,7 +55,8 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
         a.searches as u64,
         millbase::memory::thread_limit(),
     )?;
-    let tb = super::db::open_tablebase(&a.db)?;
+    let tb = Arc::new(super::db::open_tablebase(&a.db)?);
+    let warm = a.warm.then(|| super::warm::start(tb.clone(), |_, _| ()));
     let limit = SearchLimit {
         nodes: a.search_nodes,
         time: Duration::from_millis(a.search_ms),
@@ -61,6 +69,7 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode> {
             time: limit.time / 10,
         },
         table_mib: a.table_mib,
+        warm,
     };
     let options = ServeOptions {
         addr: a.addr,

@@ -2,10 +2,10 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use millbase::Rules;
-use millbase::play::protocol::server::{EndgameOpener, Uci};
+use millbase::play::protocol::server::{EndgameOpener, LineSink, Uci};
 use millbase::search::engine::Endgame;
-use millbase::table::probe::Tablebase;
+use millbase::table::probe::{Tablebase, WarmProgress};
+use millbase::{Position, Rules, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -29,6 +29,53 @@ pub struct UciArgs {
     /// refused.
     #[arg(long, value_parser = super::db::rules_arg)]
     rules: Option<&'static Rules>,
+    /// Warm every database directory the session opens (`--db` or `DatabasePath`)
+    /// on a background thread while the engine answers: every file read into the
+    /// page cache, blocks decoded into the block cache up to half its limit, with
+    /// a progress bar on standard error and the line `info string warm: done ...`
+    /// when it is done. A directory replaced by another stops being warmed.
+    #[arg(long)]
+    warm: bool,
+}
+
+/// A tablebase being warmed, as the engine's source of exact values: warming
+/// stops when the session lets it go (another `DatabasePath`, the end).
+struct Warmed {
+    tb: Arc<Tablebase>,
+    progress: Arc<WarmProgress>,
+}
+
+impl Endgame for Warmed {
+    fn probe(&self, pos: &Position) -> Option<Value> {
+        Endgame::probe(&*self.tb, pos)
+    }
+
+    fn damage(&self) -> Option<String> {
+        Endgame::damage(&*self.tb)
+    }
+
+    fn has_distances(&self) -> bool {
+        Endgame::has_distances(&*self.tb)
+    }
+}
+
+impl Drop for Warmed {
+    fn drop(&mut self) {
+        self.progress.stop();
+    }
+}
+
+/// `tb` as the engine's source, warmed in the background if `warm`; the line
+/// saying it is warm goes to `sink` as an `info string`.
+fn endgame(tb: Tablebase, warm: bool, sink: LineSink) -> Arc<dyn Endgame> {
+    let tb = Arc::new(tb);
+    if !warm {
+        return tb;
+    }
+    let progress = super::warm::start(tb.clone(), move |status, tb| {
+        sink(&format!("info string {}", super::warm::summary(status, tb)));
+    });
+    Arc::new(Warmed { tb, progress })
 }
 
 /// Opens a database directory for the engine (`DatabasePath`), of `rules` if given.
@@ -61,8 +108,9 @@ pub fn uci(args: UciArgs) -> Result<ExitCode> {
             .rules(),
         None => args.rules.unwrap_or(Rules::standard()),
     };
-    let opener: EndgameOpener = Box::new(|dir: &Path, rules: &'static Rules| {
-        open_tablebase(dir, Some(rules)).map(|tb| Arc::new(tb) as Arc<dyn Endgame>)
+    let warm = args.warm;
+    let opener: EndgameOpener = Box::new(move |dir: &Path, rules: &'static Rules, sink| {
+        open_tablebase(dir, Some(rules)).map(|tb| endgame(tb, warm, sink))
     });
     let mut session = Uci::new(rules, std::io::stdout(), Some(opener));
     if let Some(dir) = &args.db {

@@ -9,9 +9,10 @@ use crate::rules::notation::format_ply;
 use crate::rules::position::{Color, Phase, Position, points};
 use crate::search::analysis::{Analysis, Plies, Source};
 use crate::search::opening::{Opening, OpeningError, OpeningOptions, SearchLimit, check_position};
-use crate::table::probe::{ProbeError, Tablebase};
+use crate::table::probe::{ProbeError, Tablebase, WarmProgress};
 use crate::table::sector::Sector;
 use serde_json::{Map, Value as Json, json};
+use std::sync::Arc;
 
 /// Longest query text accepted (a FEN and a few hundred plies fit easily).
 pub const MAX_QUERY: usize = 16 * 1024;
@@ -21,8 +22,12 @@ pub const MAX_LINE: usize = 24;
 
 /// What the API needs: the tables and the caps on searching.
 pub struct Api {
-    /// The open database directory, shared by every request.
-    pub tb: Tablebase,
+    /// The open database directory, shared by every request (and by the thread
+    /// that warms it, if one does).
+    pub tb: Arc<Tablebase>,
+    /// How far warming the tables has got (`millbase serve --warm`), if they are
+    /// being warmed.
+    pub warm: Option<Arc<WarmProgress>>,
     /// Caps on the opening search answering one request.
     pub limit: SearchLimit,
     /// Caps on the extra search for the best line of a searched position.
@@ -221,7 +226,8 @@ fn describe(api: &Api, game: &Game) -> Json {
     })
 }
 
-/// `GET /api/info`: the rules and what the directory holds.
+/// `GET /api/info`: the rules, what the directory holds and, with `--warm`, how
+/// far warming has got (`null` without).
 pub fn info(api: &Api) -> Json {
     let rules = api.tb.rules();
     json!({
@@ -236,5 +242,6 @@ pub fn info(api: &Api) -> Json {
             "nodes": api.limit.nodes,
             "milliseconds": api.limit.time.as_millis() as u64,
         },
+        "warm": api.warm.as_ref().map(|w| w.status()),
     })
 }

@@ -8,7 +8,7 @@ pub mod program;
 
 use millbase::Rules;
 use millbase::mix::SplitMix;
-use millbase::table::build::{BuildOptions, Selection, build};
+use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -51,6 +51,19 @@ pub fn nine() -> &'static Path {
         let dir = temp_dir("common", "nine");
         let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default());
         build(Rules::standard(), &opts).expect("the nine-stone set builds");
+        dir
+    })
+}
+
+/// The whole 4-stone standard game (`standard-4`, both phases, as built), built
+/// once per run and shared: the tests only read it.
+pub fn standard_4() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("common", "standard-4");
+        let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
+        let rules = Rules::by_name("standard-4").expect("a known rule set");
+        build(rules, &opts).expect("the 4-stone game builds");
         dir
     })
 }

@@ -2,7 +2,9 @@
 //! `millbase analyze --json` on random positions of both phases (placement answered
 //! by the tables and by the capped search); bad input is a 400, a missing subspace a
 //! 404 naming the build command, a search past its caps a 503; and a bounded load
-//! test (50 clients, 4,000 requests) has no errors and prints p50/p99.
+//! test (50 clients, 4,000 requests) has no errors and prints p50/p99; with
+//! `--warm`, `/api/info` reports warming done over every file and the answers
+//! given while warming equal those after and those of a server without it.
 
 use millbase::rules::notation::format_ply;
 use millbase::{Game, Position, Rules};
@@ -42,8 +44,7 @@ fn built(name: &str, args: &[&str], cell: &'static OnceLock<PathBuf>) -> &'stati
 
 /// The whole 4-stone game: every position answered by a table.
 fn whole_game() -> &'static Path {
-    static DB: OnceLock<PathBuf> = OnceLock::new();
-    built("g4", &["--rules", "standard-4"], &DB)
+    crate::common::standard_4()
 }
 
 /// The 4-stone game's moving phase only: placement positions are searched.
@@ -631,4 +632,63 @@ fn mutated_queries_are_answered_or_refused_never_a_500() {
     }
     eprintln!("mutated queries by status: {counts:?}");
     assert!(counts.contains_key(&200) && counts.contains_key(&400));
+}
+
+/// The `.mdb` files of `dir`: how many, and their bytes.
+fn database_files(dir: &Path) -> (u64, u64) {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".mdb"))
+        .fold((0, 0), |(n, bytes), e| {
+            (n + 1, bytes + e.metadata().unwrap().len())
+        })
+}
+
+#[test]
+fn warm_is_reported_and_changes_no_answer() {
+    let db = whole_game();
+    let warm = Server::start(db, &["--warm"]);
+    let rules = Rules::by_name("standard-4").unwrap();
+    let mut r = 0x3a7d;
+    let texts: Vec<String> = (0..150).map(|_| random_game(rules, &mut r, 24).0).collect();
+    let answers = |server: &Server| -> Vec<Json> {
+        texts
+            .iter()
+            .map(|text| {
+                let (status, body) = get_json(server, &position_path(text));
+                assert_eq!(status, 200, "{text}: {body}");
+                body
+            })
+            .collect()
+    };
+    // Asked at once, while warming may still go on.
+    let during = answers(&warm);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let (_, info) = get_json(&warm, "/api/info");
+        let status = info["warm"].clone();
+        if status["done"] == true {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "not warm in a minute: {info}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Every file read, as the directory lists them; warming met no error.
+    let (files, bytes) = database_files(db);
+    assert_eq!(status["files"], files, "{status}");
+    assert_eq!(status["of"], files, "{status}");
+    assert_eq!(status["bytes"], bytes, "{status}");
+    assert_eq!(status["of_bytes"], bytes, "{status}");
+    assert!(status["blocks"].as_u64().unwrap() > 0, "{status}");
+    assert!(status["error"].is_null(), "{status}");
+    assert_eq!(
+        answers(&warm),
+        during,
+        "answers while warming and after differ"
+    );
+    // A server without `--warm` says so and answers alike.
+    let cold = Server::start(db, &[]);
+    assert!(get_json(&cold, "/api/info").1["warm"].is_null());
+    assert_eq!(answers(&cold), during, "a warmed and a cold server differ");
 }

@@ -5,7 +5,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
-use millbase::rules::notation::parse_ply;
+use millbase::rules::notation::{format_ply, parse_ply};
 use millbase::{Game, Rules};
 
 struct Session {
@@ -16,8 +16,14 @@ struct Session {
 
 impl Session {
     fn start() -> Session {
+        Session::start_with(&[])
+    }
+
+    /// `millbase uci ARGS...`.
+    fn start_with(args: &[&str]) -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_millbase"))
             .arg("uci")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -223,4 +229,94 @@ fn piped_commands_get_their_answer_at_end_of_input() {
         "{text}"
     );
     assert!(text.lines().last().unwrap().starts_with("bestmove "));
+}
+
+/// The line that says warming is done.
+const WARM_DONE: &str = "info string warm: done";
+
+/// `position startpos moves ...` of a random game of `rules` of up to `max` plies.
+fn random_game(rules: &Rules, rng: &mut crate::common::Rng, max: usize) -> String {
+    let mut pos = millbase::Position::start(rules);
+    let mut text = String::from("position startpos moves");
+    for _ in 0..rng.below(max + 1) {
+        let plies = pos.legal_plies(rules);
+        if plies.is_empty() || pos.material(pos.to_move) < 3 {
+            break;
+        }
+        let ply = plies[rng.below(plies.len())];
+        text.push(' ');
+        text.push_str(&format_ply(rules, ply));
+        pos.make(rules, ply);
+    }
+    text
+}
+
+/// The score and best ply of each of `games` searched to depth 2 (each after
+/// `ucinewgame`), and the `info string` lines met on the way.
+fn searched(s: &mut Session, games: &[String]) -> (Vec<(String, String)>, Vec<String>) {
+    let (mut answers, mut infos) = (Vec::new(), Vec::new());
+    for game in games {
+        s.send("ucinewgame");
+        s.send(game);
+        s.send("go depth 2");
+        let lines = s.until("bestmove");
+        infos.extend(
+            lines
+                .iter()
+                .filter(|l| l.starts_with("info string"))
+                .cloned(),
+        );
+        let sanmill = lines
+            .iter()
+            .rev()
+            .find(|l| l.contains(" bestmove "))
+            .unwrap();
+        let score = field(sanmill, "score").unwrap().to_string();
+        answers.push((score, lines.last().unwrap().clone()));
+    }
+    (answers, infos)
+}
+
+#[test]
+fn warm_is_reported_and_changes_no_answer() {
+    let db = crate::common::standard_4();
+    let rules = Rules::by_name("standard-4").unwrap();
+    let mut rng = crate::common::Rng::new(0x77a2);
+    let games: Vec<String> = (0..40).map(|_| random_game(rules, &mut rng, 16)).collect();
+    let dir = db.to_str().unwrap();
+    let mut warm = Session::start_with(&["--rules", "standard-4", "--db", dir, "--warm"]);
+    // Searched at once, while warming may still go on.
+    let (during, mut infos) = searched(&mut warm, &games);
+    if !infos.iter().any(|l| l.starts_with(WARM_DONE)) {
+        infos.push(warm.until(WARM_DONE).pop().unwrap());
+    }
+    let done: Vec<&String> = infos.iter().filter(|l| l.starts_with(WARM_DONE)).collect();
+    assert_eq!(done.len(), 1, "{infos:?}");
+    // It names every file of the directory.
+    let files = std::fs::read_dir(db)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".mdb")
+        })
+        .count();
+    assert!(
+        done[0].contains(&format!(": {files} files read (")),
+        "{}",
+        done[0]
+    );
+    let (after, _) = searched(&mut warm, &games);
+    assert_eq!(during, after, "answers while warming and after differ");
+    warm.send("quit");
+    assert!(warm.child.wait().unwrap().success());
+    // A session without `--warm` says nothing of it and answers alike.
+    let mut cold = Session::start_with(&["--rules", "standard-4", "--db", dir]);
+    let (answers, infos) = searched(&mut cold, &games);
+    assert!(infos.iter().all(|l| !l.contains("warm")), "{infos:?}");
+    assert_eq!(answers, during, "a warmed and a cold session differ");
+    cold.send("quit");
+    assert!(cold.child.wait().unwrap().success());
 }

@@ -30,11 +30,17 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Writes one line, whole, to a session's output from any thread: what a job the
+/// session started in the background (warming a database) has to say, as an
+/// `info string` line.
+pub type LineSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Opens a database directory as a source of exact values for the rules given, or
-/// says why not (its databases are of other rules, ...). Set by the program that has
-/// a database reader; without one, `DatabasePath` is refused.
+/// says why not (its databases are of other rules, ...); the sink writes lines to
+/// the session's output later. Set by the program that has a database reader;
+/// without one, `DatabasePath` is refused.
 pub type EndgameOpener =
-    Box<dyn Fn(&Path, &'static Rules) -> Result<Arc<dyn Endgame>, String> + Send>;
+    Box<dyn Fn(&Path, &'static Rules, LineSink) -> Result<Arc<dyn Endgame>, String> + Send>;
 
 /// How long a search still running at the end of input may go on before it is
 /// stopped and answered.
@@ -140,6 +146,12 @@ impl<W: Write + Send + 'static> Uci<W> {
 
     fn say(&self, line: &str) {
         say(&self.out, line);
+    }
+
+    /// A sink writing lines to the session's output from any thread.
+    fn line_sink(&self) -> LineSink {
+        let out = self.out.clone();
+        Arc::new(move |line: &str| say(&out, line))
     }
 
     fn error(&self, message: &str) {
@@ -363,7 +375,7 @@ impl<W: Write + Send + 'static> Uci<W> {
             .opener
             .as_ref()
             .ok_or("this program cannot read databases")?;
-        let endgame = opener(Path::new(value), self.rules)?;
+        let endgame = opener(Path::new(value), self.rules, self.line_sink())?;
         self.options.database = Some(value.to_string());
         self.engine().set_endgame(Some(endgame));
         Ok(())

@@ -684,9 +684,9 @@ fn model_coded_files_read_back_every_slot() {
     let rules = crate::Rules::with_stones(5);
     let idx = crate::table::index::Index::for_rules(rules);
     for (k, l, hands, entries) in [
-        (3, 4, [0, 0], (true, false, false)),
-        (4, 4, [1, 1], (true, true, false)),
-        (4, 4, [0, 0], (true, true, true)),
+        (3, 3, [0, 0], (true, false, false)),
+        (3, 3, [1, 1], (true, true, false)),
+        (3, 3, [2, 2], (true, true, true)),
         (2, 1, [3, 3], (false, false, false)),
         (2, 1, [3, 3], (true, true, true)),
     ] {

@@ -21,7 +21,8 @@
 //! directories and which sector's file each holds, files opened on first use),
 //! `exact.rs` (exact values, reconstructed where a file stores don't-cares or
 //! loss-only depths), `wdl.rs` (win/draw/loss, derived sectors, the staged reads
-//! of a position's children), `plies.rs` (ranked plies and best plies). This file
+//! of a position's children), `plies.rs` (ranked plies and best plies), `warm.rs`
+//! (reading the files and decoding blocks ahead of the probes). This file
 //! holds `Tablebase` itself, its accessors and what every room asks first (is the
 //! position valid, decided, or with a removal pending).
 
@@ -31,9 +32,11 @@ mod open;
 mod plies;
 #[cfg(test)]
 mod tests;
+mod warm;
 mod wdl;
 
 pub use error::ProbeError;
+pub use warm::{WarmOptions, WarmProgress, WarmStatus};
 
 use crate::rules::position::{Position, PositionError};
 use crate::rules::{Bits, Rules};

@@ -443,3 +443,114 @@ fn no_panic_on_arbitrary_positions() {
         let _ = tb.probe_sets(pos.board[0], pos.board[1]);
     }
 }
+
+/// The synthetic family of [`synthetic_db`] in blocks of 4,096 slots, so that
+/// each file has dozens of blocks.
+fn synthetic_db_small_blocks(name: &str) -> TempDb {
+    let d = temp_db(name);
+    let opts = WriteOptions {
+        wdl_block: 4096,
+        depth_block: 4096,
+        ..Default::default()
+    };
+    for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+        write_synthetic_with(&d, k, l, &opts);
+    }
+    d
+}
+
+#[test]
+fn warming_reads_every_file_and_decodes_every_block_that_fits() {
+    let d = synthetic_db_small_blocks("warm-all");
+    let tb = Tablebase::open(&*d).unwrap();
+    let order: Vec<String> = tb.warm_order().iter().map(|s| s.name()).collect();
+    assert_eq!(order, ["3-4", "4-3", "3-3"], "most stones first");
+    let progress = WarmProgress::default();
+    tb.warm(&WarmOptions::half_cache(&tb), &progress);
+    let status = progress.status();
+    let bytes: u64 = fs::read_dir(&*d)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(status.done && status.error.is_none(), "{status:?}");
+    assert_eq!((status.files, status.of), (3, 3));
+    assert_eq!((status.bytes, status.of_bytes), (bytes, bytes));
+    // Every block of both sections is in the cache, nothing evicted.
+    let idx = Index::standard();
+    let blocks: u64 = [(3, 3), (3, 4), (4, 3)]
+        .iter()
+        .map(|&(k, l)| 2 * idx.size(k, l).div_ceil(4096))
+        .sum();
+    assert_eq!(status.blocks, blocks);
+    let held: usize = [(3, 3), (3, 4), (4, 3)]
+        .iter()
+        .map(|&(k, l)| tb.file(k, l).unwrap().cached().0)
+        .sum();
+    assert_eq!(held as u64, blocks);
+}
+
+#[test]
+fn warming_stops_at_its_budget_and_when_asked() {
+    let d = synthetic_db_small_blocks("warm-budget");
+    let tb = Tablebase::open(&*d).unwrap();
+    let budget = 64 * 1024;
+    let progress = WarmProgress::default();
+    tb.warm(
+        &WarmOptions {
+            decode_bytes: budget,
+        },
+        &progress,
+    );
+    let status = progress.status();
+    assert!(status.done, "{status:?}");
+    assert_eq!(status.bytes, status.of_bytes);
+    // The last block decoded may pass the budget by at most one block (4,096
+    // slots of one byte).
+    let held = tb.cache_bytes();
+    assert!((budget..budget + 4096).contains(&held), "{held}");
+    // The WDL blocks of every file come before any depth block.
+    let wdl: u64 = [(3, 3), (3, 4), (4, 3)]
+        .iter()
+        .map(|&(k, l)| Index::standard().size(k, l).div_ceil(4096))
+        .sum();
+    assert!(status.blocks > 0 && status.blocks < wdl, "{status:?}");
+    // Stopped before it starts: nothing read, never done.
+    let tb = Tablebase::open(&*d).unwrap();
+    let progress = WarmProgress::default();
+    progress.stop();
+    tb.warm(&WarmOptions::half_cache(&tb), &progress);
+    let status = progress.status();
+    assert!(
+        !status.done && status.bytes == 0 && status.blocks == 0,
+        "{status:?}"
+    );
+    assert_eq!(tb.cache_bytes(), 0);
+}
+
+#[test]
+fn probes_while_warming_answer_as_before() {
+    let d = synthetic_db_small_blocks("warm-probes");
+    let tb = Tablebase::open(&*d).unwrap();
+    let idx = Index::standard();
+    let progress = WarmProgress::default();
+    std::thread::scope(|scope| {
+        let probes = scope.spawn(|| {
+            let mut r = 5;
+            let mut passes = 0;
+            // At least one pass, begun before warming starts; then until it is done.
+            while passes == 0 || !progress.status().done {
+                for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+                    let pos = random_position(&mut r, k, l);
+                    let code = synthetic(k, l, idx.index(pos.own(), pos.opp()));
+                    assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+                    assert_eq!(tb.probe_wdl(&pos).unwrap(), Value::from_code(code).wdl());
+                }
+                passes += 1;
+            }
+            passes
+        });
+        tb.warm(&WarmOptions::half_cache(&tb), &progress);
+        assert!(probes.join().unwrap() > 0);
+    });
+    assert!(progress.status().done);
+}

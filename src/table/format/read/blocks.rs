@@ -262,7 +262,7 @@ impl SectionReader {
     /// The model a block of this section starts from, if the section is model-coded
     /// behind a stored prior: its geometry and prior, the prior read from the file
     /// the first time.
-    fn model_prior(
+    pub(super) fn model_prior(
         &self,
         path: &Path,
         src: Src,

@@ -1,13 +1,16 @@
 //! Reading a file: the header and block tables checked when it is opened, blocks
 //! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
-//! file's own, or the one all files of a [`crate::table::probe::Tablebase`] share).//!
+//! file's own, or the one all files of a [`crate::table::probe::Tablebase`] share).
+//!
 //! The rooms: `parse.rs` checks the header, `blocks.rs` reads, checks and
 //! decodes a section's blocks, `slots.rs` reads one slot, `whole.rs` the whole
-//! file; this file opens a file and holds what it knows of it.
+//! file, `warm.rs` reads and decodes ahead of the probes; this file opens a file
+//! and holds what it knows of it.
 
 mod blocks;
 mod parse;
 mod slots;
+mod warm;
 mod whole;
 
 pub(super) use parse::parse_header;

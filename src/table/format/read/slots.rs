@@ -127,7 +127,11 @@ impl SubspaceFile {
 
     /// Depth block `b` decompressed, one entry per slot (expanded with the block's
     /// trits in a file with decisive-only depths).
-    fn load_depth(&self, depth: &SectionReader, b: usize) -> Result<Vec<u8>, FormatError> {
+    pub(super) fn load_depth(
+        &self,
+        depth: &SectionReader,
+        b: usize,
+    ) -> Result<Vec<u8>, FormatError> {
         let size = self.header.size;
         if !self.header.decisive_depths() {
             return depth.decode(&self.path, self.src(), b, size);
