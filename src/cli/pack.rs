@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use millbase::table::format::Encoding;
 use millbase::table::index::Index;
-use millbase::table::pack::{PackOptions, PackReport, pack_wdl_only_sectors};
+use millbase::table::pack::{PackOptions, PackReport, Profile, pack_wdl_only_sectors};
 use millbase::table::probe::Tablebase;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +31,16 @@ pub struct PackArgs {
     /// arithmetic coder, format version 5: smaller, slower to decode cold).
     #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
     wdl_coding: String,
+    /// A small form as a whole, don't-cares filled: `archive` (the smallest files:
+    /// `--dont-cares --wdl-coding model`; a cold block decodes in milliseconds) or
+    /// `serving` (`--dont-cares`, zstd-compressed in small blocks: larger files, a
+    /// cold block decoded in under 100 µs); `docs/FORMAT.md`, "Profiles".
+    #[arg(
+        long,
+        value_parser = ["archive", "serving"],
+        conflicts_with_all = ["dont_cares", "wdl_coding"]
+    )]
+    profile: Option<String>,
     /// Then leave out the sectors whose results one ply of search gives from
     /// stored ones (per mirrored moving-phase pair `k-l`/`l-k` one side, and, once
     /// the whole placement phase is packed, the placement sectors of one ply
@@ -72,12 +82,16 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
     }
     let rules = Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
-    let opts = PackOptions {
-        dont_cares: a.dont_cares,
-        coding: match a.wdl_coding.as_str() {
-            "zstd" => Some(Encoding::Trits5),
-            "model" => Some(Encoding::Model),
-            _ => None,
+    let opts = match a.profile.as_deref().and_then(Profile::parse) {
+        Some(profile) => PackOptions::profile(profile),
+        None => PackOptions {
+            dont_cares: a.dont_cares,
+            coding: match a.wdl_coding.as_str() {
+                "zstd" => Some(Encoding::Trits5),
+                "model" => Some(Encoding::Model),
+                _ => None,
+            },
+            ..PackOptions::DEFAULT
         },
     };
     let start = std::time::Instant::now();
@@ -100,7 +114,7 @@ pub fn pack(a: PackArgs) -> Result<ExitCode> {
     println!(
         "packed {} files, {source} bytes into {packed} bytes (WDL only{}) in {:.1} s: {}",
         reports.len(),
-        if a.dont_cares {
+        if opts.dont_cares {
             ", don't-cares filled"
         } else {
             ""

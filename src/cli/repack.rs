@@ -4,6 +4,7 @@
 use anyhow::{Result, anyhow};
 use clap::Args;
 use millbase::table::index::Index;
+use millbase::table::pack::Profile;
 use millbase::table::pack::dontcare::Fill;
 use millbase::table::pack::repack::{RepackOptions, RepackReport, repack};
 use millbase::table::probe::Tablebase;
@@ -53,6 +54,18 @@ pub struct RepackArgs {
     /// "Model-coded depths").
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     depth_coding: String,
+    /// A small form as a whole, every value and distance exact: `archive` (the
+    /// smallest files: `--fill model --depths losses --wdl-coding model
+    /// --depth-coding model`; a cold block decodes in milliseconds) or `serving`
+    /// (`--fill loss0 --depths losses`, both sections zstd-compressed in small
+    /// blocks: larger files, a cold WDL block decoded in under 100 µs);
+    /// `docs/FORMAT.md`, "Profiles".
+    #[arg(
+        long,
+        value_parser = ["archive", "serving"],
+        conflicts_with_all = ["fill", "depth_level", "depths", "wdl_coding", "depth_coding"]
+    )]
+    profile: Option<String>,
     /// Only these sectors (`K-L` or `K-L-HK-HL`, comma-separated).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
@@ -128,14 +141,22 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     let only = super::parse_sectors(&a.only)?;
     let rules = Tablebase::open(&a.db)?.rules();
     let idx = Index::for_rules(rules);
-    let opts = RepackOptions {
-        out: a.out.clone(),
-        fill,
-        only,
-        depth_level: a.depth_level,
-        loss_depths: a.depths == "losses",
-        wdl_model: a.wdl_coding == "model",
-        depth_model: a.depth_coding == "model",
+    let opts = match a.profile.as_deref().and_then(Profile::parse) {
+        Some(profile) => RepackOptions {
+            out: a.out.clone(),
+            only,
+            ..RepackOptions::profile(profile)
+        },
+        None => RepackOptions {
+            out: a.out.clone(),
+            fill,
+            only,
+            depth_level: a.depth_level,
+            loss_depths: a.depths == "losses",
+            wdl_model: a.wdl_coding == "model",
+            depth_model: a.depth_coding == "model",
+            ..RepackOptions::default()
+        },
     };
     opts.check()?;
     let start = std::time::Instant::now();
@@ -163,8 +184,12 @@ pub fn repack_cmd(a: RepackArgs) -> Result<ExitCode> {
     println!(
         "repacked {} files ({slots} slots, fill {}, depths {}): {before} bytes of sections into {after} ({:.3} -> {:.3} bit/slot; WDL {:.3} -> {:.3}, depth {:.3} -> {:.3}) in {:.1} s: {}",
         reports.len(),
-        fill.map_or("none", Fill::name),
-        a.depths,
+        opts.fill.map_or("none", Fill::name),
+        if opts.loss_depths {
+            "losses"
+        } else {
+            "decisive"
+        },
         bits(before, slots),
         bits(after, slots),
         bits(sum(|r| r.before.0), slots),

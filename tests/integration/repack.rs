@@ -11,14 +11,15 @@ use millbase::play::arena::{self, ArenaConfig, Openings};
 use millbase::rules::value::Wdl;
 use millbase::table::build::{BuildOptions, BuildPhase, Form, Selection, build};
 use millbase::table::format::{
-    Encoding, FormatError, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, write_subspace_with,
+    Encoding, FormatError, SERVING_DEPTH_BLOCK, SERVING_WDL_BLOCK, SubspaceFile, WIN_BY_LOOKAHEAD,
+    WriteOptions, write_subspace_with,
 };
 use millbase::table::index::Index;
 use millbase::table::pack::dontcare::Fill;
 use millbase::table::pack::repack::{
     RepackError, RepackOptions, check_repacked, is_repacked, repack,
 };
-use millbase::table::pack::{PackOptions, pack_wdl_only};
+use millbase::table::pack::{PackOptions, Profile, pack_wdl_only};
 use millbase::table::probe::Tablebase;
 use millbase::table::sector::Sector;
 use millbase::{Rules, Value};
@@ -142,6 +143,11 @@ fn verify_clean(dir: &Path, n: u32, only: Option<Sector>) {
 /// Slots between two probed ones in the 4-stone game: the repack checked every
 /// slot of each file it wrote already.
 const STEP_4: u64 = 3;
+
+/// Slots between two probed ones in the serving profile's tests: the profile's
+/// coding is the zstd one every other test reads, and the repack checked every
+/// slot of each file it wrote already.
+const STEP_SERVING: u64 = 7;
 
 /// Slots between two probed ones in the 5-stone game's sectors.
 const STEP_5: u64 = 5;
@@ -323,6 +329,7 @@ fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
             PackOptions {
                 dont_cares,
                 coding: None,
+                ..PackOptions::DEFAULT
             },
             |_| {},
         )
@@ -421,6 +428,28 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     );
     let o = run(&["verify", "--db", dst, "--only", "3-3"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A profile: the serving one, which another profile then rewrites.
+    for (profile, encoding) in [("serving", Encoding::Trits5), ("archive", Encoding::Model)] {
+        let served = temp(&format!("cli-{profile}"));
+        let o = run(&[
+            "repack",
+            "--db",
+            db,
+            "--out",
+            served.to_str().unwrap(),
+            "--profile",
+            profile,
+            "--only",
+            "4-3",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let tb = Tablebase::open(&served).unwrap();
+        let f = tb.sector_file(Sector::parse("4-3").unwrap()).unwrap();
+        assert_eq!((f.header().wdl.encoding, f.header().flags), (encoding, 15));
+        let profile = Profile::parse(profile).unwrap();
+        assert!(is_repacked(f, &RepackOptions::profile(profile)));
+        std::fs::remove_dir_all(&served).unwrap();
+    }
     for (args, want) in [
         (
             vec!["repack", "--db", db, "--fill", "best"],
@@ -429,6 +458,18 @@ fn the_command_repacks_and_refuses_bad_arguments() {
         (
             vec!["repack", "--db", db, "--only", "4-x"],
             "'4-x' is not a sector",
+        ),
+        (
+            vec![
+                "repack",
+                "--db",
+                db,
+                "--profile",
+                "serving",
+                "--fill",
+                "low",
+            ],
+            "cannot be used with",
         ),
     ] {
         let o = run(&args);
@@ -803,6 +844,76 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     std::fs::remove_dir_all(&mdir).unwrap();
 }
 
+/// The serving profile (zstd in small blocks, the `loss0` fill, loss-only depths)
+/// on the whole 4-stone game: every probe as the original's on every seventh
+/// slot, a second run keeps every file, and the build's block sizes are
+/// another file (rewritten, not kept). Its WDL package (`pack --wdl-only --profile
+/// serving`), from the build's files and copied from the serving files, gives
+/// every result as the original, and resumes. (Many blocks to a file: the
+/// format's tests.)
+#[test]
+fn the_serving_profile_answers_every_probe_as_the_original() {
+    let sectors = all_sectors(game4());
+    let idx = Index::for_rules(rules(4));
+    let out = temp("g4-serving");
+    let opts = RepackOptions {
+        out: Some(out.clone()),
+        ..RepackOptions::serving()
+    };
+    let reports = repack(game4(), idx, &opts, |_| {}).unwrap();
+    assert!(reports.iter().all(|r| !r.kept && r.filled.is_some()));
+    let tb = Tablebase::open(&out).unwrap();
+    for &s in &sectors {
+        let h = tb.sector_file(s).unwrap().header();
+        let depth = h.depth.unwrap();
+        assert_eq!((h.version, h.flags), (2, 15), "{s}");
+        let wdl = (h.wdl.encoding, h.wdl.block_slots);
+        assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
+        let depth = (depth.encoding, depth.block_slots);
+        assert_eq!(depth, (Encoding::HalfU8, SERVING_DEPTH_BLOCK));
+    }
+    let changed = probes_equal(game4(), &out, &sectors, STEP_SERVING, 97);
+    assert!(changed > 100, "{changed} don't-cares exercised");
+    let again = repack(game4(), idx, &opts, |_| {}).unwrap();
+    assert!(again.iter().all(|r| r.kept));
+    // The WDL packages of the serving profile, from the build's files and from
+    // the serving files; every result as the original's.
+    for (name, src) in [("built", game4()), ("served", out.as_path())] {
+        let packed = temp(&format!("g4-serving-pack-{name}"));
+        let serving = PackOptions::profile(Profile::Serving);
+        let run = |opts| pack_wdl_only(src, &packed, idx, opts, |_| {}).unwrap();
+        assert!(run(serving).iter().all(|r| !r.kept));
+        let (a, b) = (
+            Tablebase::open(game4()).unwrap(),
+            Tablebase::open(&packed).unwrap(),
+        );
+        for &s in &sectors {
+            let h = b.sector_file(s).unwrap().header();
+            assert!(h.wdl_only() && h.wdl_dont_cares(), "{s}");
+            let wdl = (h.wdl.encoding, h.wdl.block_slots);
+            assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
+            let (k, l) = s.counts();
+            for slot in (0..idx.size(k, l)).step_by(STEP_SERVING as usize) {
+                let (own, opp) = idx.position(k, l, slot);
+                let pos = s.position(own, opp);
+                let want = a.probe_wdl(&pos).unwrap();
+                assert_eq!(b.probe_wdl(&pos).unwrap(), want, "{s} {slot}");
+            }
+        }
+        assert!(run(serving).iter().all(|r| r.kept));
+        std::fs::remove_dir_all(&packed).unwrap();
+    }
+    // The build's block sizes: another file, written again.
+    let built_blocks = RepackOptions {
+        only: vec![sectors[0]],
+        wdl_block: millbase::table::format::WDL_BLOCK,
+        ..opts.clone()
+    };
+    let back = repack(game4(), idx, &built_blocks, |_| {}).unwrap();
+    assert!(back.iter().all(|r| !r.kept));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
 /// Every file of `dir` is in the smallest form (`build --form small`) and no
 /// staging file is left.
 fn all_smallest(dir: &Path) {
@@ -857,6 +968,29 @@ fn a_small_form_build_probes_as_the_fast_build() {
     }
     assert!(m.pending.is_empty(), "{:?}", m.pending);
     assert!(bytes(&dir) * 2 < bytes(game4()));
+}
+
+/// `build --form serving` leaves the serving profile's files, which answer every
+/// probe as the fast form's.
+#[test]
+fn a_serving_form_build_probes_as_the_fast_build() {
+    let dir = temp("serving-build");
+    let opts = BuildOptions {
+        form: Form::Serving,
+        ..BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All)
+    };
+    build(rules(4), &opts).unwrap();
+    let tb = Tablebase::open(&dir).unwrap();
+    let serving = RepackOptions::serving();
+    for s in tb.available_sectors() {
+        let f = tb.sector_file(s).unwrap();
+        assert!(is_repacked(f, &serving), "{s} is not in the serving form");
+        assert!(!is_repacked(f, &RepackOptions::smallest()), "{s}");
+    }
+    let sectors = all_sectors(game4());
+    assert_eq!(all_sectors(&dir), sectors);
+    probes_equal(game4(), &dir, &sectors, STEP_SERVING, 97);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A `build --form small` killed mid-way (after a pair is solved, with files of the

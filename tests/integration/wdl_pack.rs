@@ -50,6 +50,7 @@ fn packed_with(name: &str, opts: PackOptions) -> PathBuf {
 const DONT_CARES: PackOptions = PackOptions {
     dont_cares: true,
     coding: None,
+    ..PackOptions::DEFAULT
 };
 
 /// Every canonical slot of every sector of the full directory, as a position.
@@ -140,6 +141,7 @@ fn every_wdl_probe_of_model_coded_files_equals_the_full_directory() {
         let opts = PackOptions {
             dont_cares,
             coding: Some(Encoding::Model),
+            ..PackOptions::DEFAULT
         };
         let out = packed_with(&format!("model-{dont_cares}"), opts);
         let pack = Tablebase::open(&out).unwrap();
@@ -254,6 +256,7 @@ fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
     let opts = PackOptions {
         dont_cares: true,
         coding: Some(Encoding::Model),
+        ..PackOptions::DEFAULT
     };
     let out = packed_with("derived", opts);
     let copy = packed_with("derived-copy", opts);

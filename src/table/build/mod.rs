@@ -16,7 +16,8 @@ use crate::rules::position::{Color, Position};
 use crate::table::dir::manifest::{Entry, Manifest};
 use crate::table::format::{self, FormatError, SubspaceMeta};
 use crate::table::index::Index;
-use crate::table::pack::repack::RepackError;
+use crate::table::pack::Profile;
+use crate::table::pack::repack::{RepackError, RepackOptions};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use hook::test_abort;
@@ -64,6 +65,22 @@ pub enum Form {
     /// recoded in a background thread, checked on every slot, once no sector still
     /// to be solved reads it, while the next is solved.
     Small,
+    /// The serving profile's files, every value and distance exact
+    /// ([`crate::table::pack::repack::RepackOptions::serving`]): larger than
+    /// [`Form::Small`], each WDL block decoded cold in under 100 µs; recoded
+    /// as [`Form::Small`] is.
+    Serving,
+}
+
+impl Form {
+    /// How a finished file is recoded into this form; `None` for [`Form::Fast`].
+    pub fn recode_options(self) -> Option<RepackOptions> {
+        match self {
+            Form::Fast => None,
+            Form::Small => Some(RepackOptions::profile(Profile::Archive)),
+            Form::Serving => Some(RepackOptions::profile(Profile::Serving)),
+        }
+    }
 }
 
 /// Options of [`build`].
@@ -404,7 +421,7 @@ pub fn build_with(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .map_err(|e| BuildError::Threads(e.to_string()))?;
-    if opts.form == Form::Small && rules.move_in_placement {
+    if opts.form != Form::Fast && rules.move_in_placement {
         return Err(BuildError::Unsupported {
             rules: rules.name,
             why: "the build writes the small form only where stones do not move during placement; build the fast form, then `millbase repack`",
@@ -448,11 +465,11 @@ pub fn build_with(
         .iter()
         .map(|&s| open_sector(&opts.db, idx, s).is_ok())
         .collect();
-    let mut recoder = match opts.form {
-        Form::Fast => None,
-        Form::Small => {
+    let mut recoder = match opts.form.recode_options() {
+        None => None,
+        Some(recode) => {
             let release = release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
-            let r = Recoder::start(&opts.db, idx, opts.threads, manifest.clone())
+            let r = Recoder::start(&opts.db, idx, opts.threads, recode, manifest.clone())
                 .map_err(BuildError::Threads)?;
             Some((r, release))
         }
@@ -1034,7 +1051,8 @@ fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result
 }
 
 /// The true codes of the finished file of `s` in `db`: as stored in a file of the
-/// fast form; through the probe's rule in a small one ([`Form::Small`]), which a
+/// fast form; through the probe's rule in a small one ([`Form::Small`],
+/// [`Form::Serving`]), which a
 /// later run reads as a child.
 fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
     let file = open_sector(db, idx, s)?;

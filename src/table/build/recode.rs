@@ -1,9 +1,9 @@
-//! Recoding finished files into the smallest form while the build goes on: a
+//! Recoding finished files into a small form while the build goes on: a
 //! background thread takes each file once no sector still to be solved reads it as
 //! a child, and repacks it in place ([`crate::table::pack::repack::repack_file`]
 //! with [`RepackOptions::smallest`]: the model's don't-cares, loss-only depths, both
-//! sections model-coded, every slot checked against the file it replaces before
-//! the rename). A killed build leaves either file whole; the next run recodes what
+//! sections model-coded; or with [`RepackOptions::serving`]; every slot checked
+//! against the file it replaces before the rename). A killed build leaves either file whole; the next run recodes what
 //! is left in the fast form.
 
 use crate::table::dir::manifest::Manifest;
@@ -47,12 +47,14 @@ pub(crate) struct Recoder {
 }
 
 impl Recoder {
-    /// Starts the thread, which recodes the files of `db` (rules of `idx`) on its
-    /// own pool of `threads` workers and records each in `manifest`.
+    /// Starts the thread, which recodes the files of `db` (rules of `idx`) as
+    /// `opts` say on its own pool of `threads` workers and records each in
+    /// `manifest`.
     pub fn start(
         db: &Path,
         idx: &'static Index,
         threads: Option<usize>,
+        opts: RepackOptions,
         manifest: Arc<Mutex<Manifest>>,
     ) -> Result<Recoder, String> {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -64,6 +66,7 @@ impl Recoder {
         let worker = Worker {
             db: db.to_path_buf(),
             idx,
+            opts,
             manifest,
             shared: shared.clone(),
         };
@@ -151,6 +154,8 @@ impl Drop for Recoder {
 struct Worker {
     db: PathBuf,
     idx: &'static Index,
+    /// How each file is recoded.
+    opts: RepackOptions,
     manifest: Arc<Mutex<Manifest>>,
     shared: Arc<(Mutex<State>, Condvar)>,
 }
@@ -189,17 +194,17 @@ impl Worker {
         }
     }
 
-    /// Recodes the file of `sector` unless it is in the smallest form already;
+    /// Recodes the file of `sector` unless it is in the form asked for already;
     /// whether it was recoded.
     fn recode(&self, sector: Sector) -> Result<bool, RepackError> {
-        let opts = RepackOptions::smallest();
+        let opts = &self.opts;
         let file = open_sector(&self.db, self.idx, sector)?;
-        if is_repacked(&file, &opts) {
+        if is_repacked(&file, opts) {
             return Ok(false);
         }
         // Opened now, so that it sees every child written so far.
         let tb = Tablebase::open(&self.db)?;
-        let (header, kept, _) = repack_file(&tb, &file, &self.db, sector, &opts, true)?;
+        let (header, kept, _) = repack_file(&tb, &file, &self.db, sector, opts, true)?;
         super::hook::test_abort(&format!("recoded:{}", sector.name()));
         let mut manifest = self.manifest.lock().expect("manifest");
         let entry = entry_from(Some(&manifest), sector, &header, true);

@@ -13,8 +13,8 @@ pub mod manifest;
 
 use crate::rules::Rules;
 use crate::table::format::{
-    Encoding, Expect, FormatError, Header, SubspaceFile, WriteOptions, depth_encoding_for,
-    model_block_slots,
+    Encoding, Expect, FormatError, Header, SubspaceFile, WriteOptions, ZSTD_BLOCKS,
+    depth_encoding_for, model_block_slots,
 };
 use crate::table::index::Index;
 use crate::table::sector::Sector;
@@ -98,7 +98,8 @@ pub fn open_finished_sector(
 
 /// Why `h` is not the header this program writes for subspace `k-l` (rules, variant,
 /// subspace, index size, section encodings and block sizes, counts), or `None` if it
-/// is. Checksums that match prove only that the bytes are the ones written, not that
+/// is. A zstd-compressed section may be in the build's blocks or the serving
+/// profile's ([`ZSTD_BLOCKS`]). Checksums that match prove only that the bytes are the ones written, not that
 /// this program wrote them: a finished file must pass this too.
 pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     let (k, l) = s.counts();
@@ -133,7 +134,7 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
             h.wdl.block_slots == opts.wdl_block
                 || h.wdl.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl])
         }
-        e => e == opts.wdl_encoding && h.wdl.block_slots == opts.wdl_block,
+        e => e == opts.wdl_encoding && ZSTD_BLOCKS.iter().any(|b| b.0 == h.wdl.block_slots),
     };
     if !wdl_ok {
         return Some(format!(
@@ -152,7 +153,7 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
                 && (d.block_slots == opts.depth_block
                     || d.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl]))
         }
-        e => (e, d.block_slots) == (depth, opts.depth_block),
+        e => e == depth && ZSTD_BLOCKS.iter().any(|b| b.1 == d.block_slots),
     };
     if let Some(d) = &h.depth
         && !depth_ok(d)

@@ -95,6 +95,17 @@ pub(super) fn expand_depth(
 ) -> Option<Vec<u8>> {
     let width = encoding.raw_len(1) as usize;
     let mut out = vec![0u8; trits.len() * width];
+    if width == 1 {
+        // One byte an entry: a byte copied, not a slice (the common case, and
+        // what a cold full-value probe waits for).
+        let mut stored = packed.iter();
+        for (t, slot) in trits.iter().zip(out.iter_mut()) {
+            if entries.has(*t) {
+                *slot = *stored.next()?;
+            }
+        }
+        return stored.next().is_none().then_some(out);
+    }
     let mut stored = packed.chunks_exact(width);
     for (t, slot) in trits.iter().zip(out.chunks_exact_mut(width)) {
         if entries.has(*t) {
@@ -123,6 +134,33 @@ pub(super) fn byte_of_trit(encoding: Encoding, i: usize) -> usize {
         Encoding::Trits5 | Encoding::Model => i / 5,
         _ => i / 4,
     }
+}
+
+/// Appends the trits of the slots `range` of a decompressed WDL block to `out`,
+/// five at a time from a trits5 block; `Err(i)` with the first slot `i` whose
+/// trit is past the block's end or in a byte no packing writes (the trits
+/// before it appended).
+pub(super) fn extend_trits(
+    encoding: Encoding,
+    data: &[u8],
+    range: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+) -> Result<(), usize> {
+    if !matches!(encoding, Encoding::Trits5 | Encoding::Model) {
+        for i in range {
+            out.push(trit_at(encoding, data, i).ok_or(i)?);
+        }
+        return Ok(());
+    }
+    let mut i = range.start;
+    while i < range.end {
+        let byte = *data.get(i / 5).ok_or(i)?;
+        let trits = TRITS.get(byte as usize).ok_or(i)?;
+        let stop = range.end.min((i / 5 + 1) * 5);
+        out.extend_from_slice(&trits[i % 5..i % 5 + (stop - i)]);
+        i = stop;
+    }
+    Ok(())
 }
 
 /// The trit of slot `i` of a decompressed WDL block (`None` past its end or for

@@ -114,6 +114,33 @@ fn trit_packing_round_trips() {
         for (i, &c) in codes.iter().enumerate() {
             assert_eq!(trit_at(enc, &raw, i), Some(trit(c)));
         }
+        // Runs of slots, from any place in a byte to any other.
+        for (start, end) in [
+            (0, 1003),
+            (0, 0),
+            (7, 7),
+            (3, 4),
+            (4, 11),
+            (998, 1003),
+            (1, 999),
+        ] {
+            let mut out = vec![9];
+            extend_trits(enc, &raw, start..end, &mut out).unwrap();
+            let want: Vec<u8> = codes[start..end].iter().map(|&c| trit(c)).collect();
+            assert_eq!(out[1..], want[..], "{start}..{end}");
+        }
+        // Past the block's end, and a byte no packing writes: the first such slot.
+        // (Trits5's last byte holds slots 1000 to 1004, Bits2's 1000 to 1003.)
+        let end = [1005, 1004][(enc == Encoding::Bits2) as usize];
+        let mut out = Vec::new();
+        assert_eq!(extend_trits(enc, &raw, 1000..1010, &mut out), Err(end));
+        assert_eq!(out.len(), end - 1000);
+        let mut bad = raw.clone();
+        bad[40] = 0xff;
+        let first = [200, 160][(enc == Encoding::Bits2) as usize];
+        let mut out = Vec::new();
+        assert_eq!(extend_trits(enc, &bad, 100..300, &mut out), Err(first));
+        assert_eq!(out.len(), first - 100);
     }
     for c in 0..600u16 {
         assert_eq!(combine(trit(c), half(c)), Some(c));
@@ -1032,4 +1059,69 @@ fn model_contexts_are_those_of_the_format() {
         (4, 5, 4149474380502039213, 10829177791732854066),
     ];
     assert_eq!(found, expected);
+}
+
+/// The serving profile's coding (`millbase repack --profile serving`): loss-only
+/// depths with both sections zstd-compressed in small blocks, several depth blocks
+/// to a WDL block. Every slot reads back (a win's distance is not stored), and a
+/// flipped bit anywhere (header, tables, blocks) is an error, never a wrong value.
+#[test]
+fn serving_files_read_back_and_refuse_damage() {
+    let dir = tmpdir("serving");
+    let codes = realistic_codes(8_000, 13);
+    let meta = meta_for(&codes);
+    let opts = WriteOptions {
+        loss_depths: true,
+        wdl_block: 1 << 11,
+        depth_block: 1 << 9,
+        wdl_level: SERVING_LEVEL,
+        depth_level: SERVING_LEVEL,
+        ..WriteOptions::default()
+    };
+    let path = dir.join("serving.mdb");
+    let h = write_subspace_with(&path, &meta, &codes, &opts).unwrap();
+    assert_eq!((h.version, h.flags), (VERSION_FLAGS, 12));
+    assert_eq!(h.wdl.encoding, Encoding::Trits5);
+    let partial: Vec<u16> = codes
+        .iter()
+        .map(|&c| if trit(c) == 1 { WIN_BY_LOOKAHEAD } else { c })
+        .collect();
+    // Every probe of the file at `at` either fails or gives the stored value; an
+    // error if any failed.
+    let never_wrong = |at: &Path| -> Result<(), FormatError> {
+        let f = SubspaceFile::open(at, &Expect::any())?;
+        let mut first_err = None;
+        for (i, &c) in codes.iter().enumerate() {
+            let wdl = f.wdl(i as u64);
+            let code = f.code(i as u64);
+            if let Ok(w) = wdl {
+                assert_eq!(w, [Wdl::Draw, Wdl::Win, Wdl::Loss][trit(c) as usize], "{i}");
+            }
+            match code {
+                Ok(v) => assert_eq!(v, c, "wrong value from a damaged file at slot {i}"),
+                Err(FormatError::WinByLookahead { .. }) if trit(c) == 1 => {}
+                Err(e) => first_err = first_err.or(Some(e)),
+            }
+            if let Err(e) = wdl {
+                first_err = first_err.or(Some(e));
+            }
+        }
+        if let Ok(all) = f.read_all_partial() {
+            assert_eq!(all, partial);
+        }
+        first_err.map_or_else(|| f.verify_checksums(), Err)
+    };
+    never_wrong(&path).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    let bad = dir.join("bad.mdb");
+    let mut r = Mix(17);
+    let mut places: Vec<usize> = (0..HEADER_LEN).step_by(7).collect();
+    places.extend((0..150).map(|_| r.below(bytes.len() as u64) as usize));
+    for at in places {
+        let mut b = bytes.clone();
+        b[at] ^= 1 << (at % 8);
+        fs::write(&bad, &b).unwrap();
+        assert!(never_wrong(&bad).is_err(), "flip at {at} went unnoticed");
+    }
+    fs::remove_dir_all(&dir).unwrap();
 }

@@ -65,12 +65,38 @@ pub struct WriteOptions {
     pub depth_model: bool,
 }
 
+/// Slots per WDL block the writer uses unless told otherwise.
+pub const WDL_BLOCK: u32 = 1 << 20;
+
+/// The zstd level of the WDL section the writer uses unless told otherwise.
+pub const WDL_LEVEL: i32 = 15;
+
+/// Slots per depth block the writer uses unless told otherwise.
+pub const DEPTH_BLOCK: u32 = 1 << 18;
+
+/// Slots per WDL block of the serving profile (`millbase repack --profile
+/// serving`): 52 KB of packed trits, decompressed in under 100 µs.
+pub const SERVING_WDL_BLOCK: u32 = 1 << 18;
+
+/// Slots per depth block of the serving profile: at most 64 KB of entries.
+pub const SERVING_DEPTH_BLOCK: u32 = 1 << 16;
+
+/// The zstd level of both sections of the serving profile.
+pub const SERVING_LEVEL: i32 = 19;
+
+/// The block sizes (WDL, depth) of the zstd-compressed sections this program
+/// writes: the build's ([`WriteOptions::default`]) and the serving profile's.
+pub const ZSTD_BLOCKS: [(u32, u32); 2] = [
+    (WDL_BLOCK, DEPTH_BLOCK),
+    (SERVING_WDL_BLOCK, SERVING_DEPTH_BLOCK),
+];
+
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions {
-            wdl_block: 1 << 20,
-            depth_block: 1 << 18,
-            wdl_level: 15,
+            wdl_block: WDL_BLOCK,
+            depth_block: DEPTH_BLOCK,
+            wdl_level: WDL_LEVEL,
             depth_level: 9,
             wdl_encoding: Encoding::Trits5,
             wdl_only: false,

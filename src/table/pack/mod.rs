@@ -21,8 +21,9 @@ pub mod repack;
 use crate::table::dir::manifest::{Entry, Manifest, ManifestError};
 use crate::table::dir::{existing_files, open_finished_sector};
 use crate::table::format::{
-    Encoding, Expect, FormatError, Header, SubspaceFile, VERSION_FLAGS, WriteOptions,
-    write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
+    Encoding, Expect, FormatError, Header, SERVING_LEVEL, SERVING_WDL_BLOCK, Section, SubspaceFile,
+    VERSION_FLAGS, WDL_BLOCK, WDL_LEVEL, WriteOptions, write_subspace_with, write_wdl_only_chosen,
+    write_wdl_only_copy,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{FillCounts, allowed_trits, fill_wdl_with, wdl_freedoms};
@@ -242,13 +243,87 @@ pub struct PackReport {
 }
 
 /// How to pack.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct PackOptions {
     /// Fill the WDL don't-cares ([`crate::table::pack::dontcare`]) and mark the files so.
     pub dont_cares: bool,
     /// Code the WDL sections so ([`Encoding::Trits5`] with zstd, or
     /// [`Encoding::Model`]); `None`: as the source codes them.
     pub coding: Option<Encoding>,
+    /// Slots per block of a WDL section written with zstd (a model-coded one
+    /// holds whole classes).
+    pub wdl_block: u32,
+    /// zstd level of a WDL section written with zstd.
+    pub wdl_level: i32,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions::DEFAULT
+    }
+}
+
+impl PackOptions {
+    /// No don't-cares, the WDL sections coded as the source codes them (zstd in
+    /// the writer's default blocks where a coding is asked for).
+    pub const DEFAULT: PackOptions = PackOptions {
+        dont_cares: false,
+        coding: None,
+        wdl_block: WDL_BLOCK,
+        wdl_level: WDL_LEVEL,
+    };
+
+    /// The WDL package of `profile`, don't-cares filled: model-coded
+    /// ([`Profile::Archive`]), or zstd-compressed in blocks of
+    /// [`SERVING_WDL_BLOCK`] slots ([`Profile::Serving`]).
+    pub fn profile(profile: Profile) -> PackOptions {
+        match profile {
+            Profile::Archive => PackOptions {
+                dont_cares: true,
+                coding: Some(Encoding::Model),
+                ..PackOptions::default()
+            },
+            Profile::Serving => PackOptions {
+                dont_cares: true,
+                coding: Some(Encoding::Trits5),
+                wdl_block: SERVING_WDL_BLOCK,
+                wdl_level: SERVING_LEVEL,
+            },
+        }
+    }
+}
+
+/// The two small forms (`millbase repack --profile`, `millbase pack --profile`),
+/// both exact on every slot: one cannot be both the smallest and the fastest to
+/// decode cold (`docs/FORMAT.md`, "Profiles").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// The smallest files: both sections model-coded in blocks of whole classes
+    /// (format versions 5 and 6). A cold block costs milliseconds to decode.
+    #[default]
+    Archive,
+    /// Files for serving probes: both sections zstd-compressed in small blocks
+    /// (format version 2), larger, a WDL block decoded cold in under 100 µs.
+    Serving,
+}
+
+impl Profile {
+    /// The profile named `name` (`archive` or `serving`).
+    pub fn parse(name: &str) -> Option<Profile> {
+        match name {
+            "archive" => Some(Profile::Archive),
+            "serving" => Some(Profile::Serving),
+            _ => None,
+        }
+    }
+
+    /// The profile's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Archive => "archive",
+            Profile::Serving => "serving",
+        }
+    }
 }
 
 /// Packs every sector file of the full database `src` into `out`, WDL only, for the
@@ -382,6 +457,8 @@ impl Job<'_> {
                     wdl_only: true,
                     wdl_dont_cares: fill || self.src.wdl_dont_cares(),
                     wdl_encoding: self.coding(),
+                    wdl_block: self.opts.wdl_block,
+                    wdl_level: self.opts.wdl_level,
                     ..WriteOptions::default()
                 };
                 write_subspace_with(&path, &self.src.header().meta, &trits, &opts)?
@@ -435,8 +512,19 @@ impl Job<'_> {
     /// don't-cares asked for or from a source whose WDL section holds them already
     /// (a repacked full file).
     fn copies(&self) -> bool {
-        self.coding() == self.src.header().wdl.encoding
+        let wdl = &self.src.header().wdl;
+        self.coding() == wdl.encoding
+            && self.blocks_as_asked(wdl)
             && (!self.opts.dont_cares || self.src.wdl_dont_cares())
+    }
+
+    /// Whether the WDL section `wdl` is in blocks of the size asked for: whole
+    /// classes where it is model-coded, else [`PackOptions::wdl_block`] slots
+    /// when the coding is asked for (as the source's when it is not).
+    fn blocks_as_asked(&self, wdl: &Section) -> bool {
+        wdl.encoding == Encoding::Model
+            || self.opts.coding.is_none()
+            || wdl.block_slots == self.opts.wdl_block
     }
 
     /// The header of the packed file in the output if it is an intact WDL-only file
@@ -456,6 +544,7 @@ impl Job<'_> {
         let same_wdl = if !self.copies() {
             p.wdl_dont_cares() == (self.opts.dont_cares || s.wdl_dont_cares())
                 && p.wdl.encoding == self.coding()
+                && self.blocks_as_asked(&p.wdl)
         } else {
             p.wdl_dont_cares() == s.wdl_dont_cares()
                 && s.wdl.length == p.wdl.length

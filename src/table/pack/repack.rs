@@ -23,12 +23,13 @@ use crate::rules::value::Value;
 use crate::table::dir::manifest::ManifestError;
 use crate::table::dir::open_finished_sector;
 use crate::table::format::{
-    Encoding, Expect, FormatError, Header, SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions,
-    replace_file, write_subspace_choosing, write_subspace_with,
+    Encoding, Expect, FormatError, Header, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK,
+    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_subspace_choosing,
+    write_subspace_with,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
-use crate::table::pack::{Output, OutputError};
+use crate::table::pack::{Output, OutputError, Profile};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -137,6 +138,13 @@ pub struct RepackOptions {
     /// Model-code the depth section ([`crate::table::format::Encoding::DepthModel`],
     /// format version 6); only with `loss_depths` and `wdl_model`.
     pub depth_model: bool,
+    /// Slots per block of a zstd-compressed WDL section (a model-coded one holds
+    /// whole classes): a cold probe decompresses one block.
+    pub wdl_block: u32,
+    /// Slots per block of a zstd-compressed depth section.
+    pub depth_block: u32,
+    /// zstd level of the WDL section.
+    pub wdl_level: i32,
 }
 
 /// How many won slots of a file with loss-only depths [`check_repacked`] values
@@ -156,6 +164,9 @@ impl Default for RepackOptions {
             loss_depths: false,
             wdl_model: false,
             depth_model: false,
+            wdl_block: WriteOptions::default().wdl_block,
+            depth_block: WriteOptions::default().depth_block,
+            wdl_level: WriteOptions::default().wdl_level,
         }
     }
 }
@@ -174,6 +185,32 @@ impl RepackOptions {
         }
     }
 
+    /// The full files of the serving profile ([`Profile::Serving`]), every value
+    /// and distance exact: don't-cares that keep the results ([`Fill::Loss0`]),
+    /// loss-only depths, both sections zstd-compressed in small blocks
+    /// ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a cold probe
+    /// decodes a WDL block in under 100 µs (format version 2, flags 15).
+    pub fn serving() -> RepackOptions {
+        RepackOptions {
+            fill: Some(Fill::Loss0),
+            loss_depths: true,
+            depth_level: SERVING_LEVEL,
+            wdl_level: SERVING_LEVEL,
+            wdl_block: SERVING_WDL_BLOCK,
+            depth_block: SERVING_DEPTH_BLOCK,
+            ..RepackOptions::default()
+        }
+    }
+
+    /// The options of `profile`: [`RepackOptions::smallest`] or
+    /// [`RepackOptions::serving`].
+    pub fn profile(profile: Profile) -> RepackOptions {
+        match profile {
+            Profile::Archive => RepackOptions::smallest(),
+            Profile::Serving => RepackOptions::serving(),
+        }
+    }
+
     /// Whether the options go together: the depth model and the model's fill
     /// need loss-only depths and the WDL model.
     pub fn check(&self) -> Result<(), RepackError> {
@@ -187,6 +224,9 @@ impl RepackOptions {
             return Err(RepackError::Options(
                 "--fill model needs --depths losses and --wdl-coding model",
             ));
+        }
+        if self.wdl_block == 0 || self.depth_block == 0 {
+            return Err(RepackError::Options("blocks hold at least one slot"));
         }
         Ok(())
     }
@@ -291,7 +331,13 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     let depth_coding = h.depth.is_some_and(|d| {
         (d.encoding == Encoding::DepthModel) == opts.depth_model || d.encoding == Encoding::HalfU16
     });
-    depths && coding && depth_coding && (f.value_dont_cares() || opts.fill.is_none())
+    // A model-coded section's blocks are whole classes (or, behind an empty
+    // prior, the block size asked for); a zstd one's the block size asked for.
+    let blocks = (h.wdl.encoding == Encoding::Model || h.wdl.block_slots == opts.wdl_block)
+        && h.depth.is_some_and(|d| {
+            d.encoding == Encoding::DepthModel || d.block_slots == opts.depth_block
+        });
+    depths && coding && depth_coding && blocks && (f.value_dont_cares() || opts.fill.is_none())
 }
 
 /// One sector to repack.
@@ -402,6 +448,9 @@ impl Job<'_> {
                 Encoding::Trits5
             },
             depth_model: self.opts.depth_model,
+            wdl_block: self.opts.wdl_block,
+            depth_block: self.opts.depth_block,
+            wdl_level: self.opts.wdl_level,
             ..WriteOptions::default()
         };
         let meta = &self.src.header().meta;

@@ -5,7 +5,7 @@ use super::SubspaceFile;
 use super::blocks::SectionReader;
 use crate::rules::value::{Value, Wdl};
 use crate::table::format::FormatError;
-use crate::table::format::pack::{byte_of_trit, combine, half_at, trit_at, trit_in};
+use crate::table::format::pack::{byte_of_trit, combine, extend_trits, half_at, trit_at, trit_in};
 use crossbeam_epoch::Guard;
 
 /// The result a WDL trit stands for (0 draw, 1 win, 2 loss).
@@ -153,13 +153,11 @@ impl SubspaceFile {
             let stop = end.min((b as u64 + 1) * per);
             let range = (idx - b as u64 * per) as usize..(stop - b as u64 * per) as usize;
             let load = || self.wdl.decode(&self.path, self.src(), b, self.header.size);
-            let complete = self.wdl.with_block(&self.cache, b, load, |data| {
-                let before = out.len();
-                out.extend(range.clone().map_while(|i| trit_at(encoding, data, i)));
-                out.len() - before == range.len()
+            let read = self.wdl.with_block(&self.cache, b, load, |data| {
+                extend_trits(encoding, data, range.clone(), &mut out)
             })?;
-            if !complete {
-                return Err(self.corrupt_slot("WDL", start + out.len() as u64));
+            if let Err(i) = read {
+                return Err(self.corrupt_slot("WDL", b as u64 * per + i as u64));
             }
             idx = stop;
         }
