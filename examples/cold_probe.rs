@@ -39,7 +39,8 @@
 
 use millbase::Position;
 use millbase::mix::SplitMix;
-use millbase::table::probe::{Tablebase, WarmOptions, WarmProgress};
+use millbase::table::probe::Tablebase;
+use millbase::table::probe::warm::{WarmOptions, WarmProgress};
 use millbase::table::sector::Sector;
 use std::fs::File;
 use std::io::Read;

@@ -4,7 +4,8 @@
 //! starts, when every file is read and when it is done.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use millbase::table::probe::{Tablebase, WarmOptions, WarmProgress, WarmStatus};
+use millbase::table::probe::Tablebase;
+use millbase::table::probe::warm::{WarmOptions, WarmProgress, WarmStatus};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;

@@ -21,7 +21,7 @@
 
 use crate::rules::value::Value;
 use crate::table::build::frontier::{BLOCK, Frontier};
-use crate::table::build::retro::{Summary, merge};
+use crate::table::build::summary::{Summary, merge};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 

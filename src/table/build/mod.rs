@@ -9,6 +9,7 @@ pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;
 pub(crate) mod retro;
+pub(crate) mod summary;
 
 use crate::rules::Rules;
 use crate::rules::fen::{self, Counters};
@@ -254,7 +255,8 @@ impl PairReport {
 
 // Solving one moving-phase pair in memory, without writing it: what `build` writes
 // for each pair, for a check against the files.
-pub use retro::{Progress, Solved, Summary, solve_pair};
+pub use retro::{Progress, Solved, solve_pair};
+pub use summary::Summary;
 
 pub use observer::{Observer, Silent, Step, Unit};
 
@@ -887,7 +889,7 @@ fn record(
     db: &Path,
     written: &format::Header,
     seconds: f64,
-    summary: &retro::Summary,
+    summary: &summary::Summary,
     example: impl Fn(u64) -> String,
 ) -> Result<(), BuildError> {
     let mut entry = Entry::new(written, seconds);

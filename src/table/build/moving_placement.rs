@@ -29,7 +29,7 @@ use crate::table::build::layers::{
     self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, UNDECIDED, Unmoves, distinct,
     most_quiet_moves,
 };
-use crate::table::build::retro::Summary;
+use crate::table::build::summary::Summary;
 use crate::table::index::Index;
 use crate::table::sector::Sector;
 use rayon::prelude::*;

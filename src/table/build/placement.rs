@@ -18,7 +18,7 @@
 use crate::rules::Bits;
 use crate::rules::position::points;
 use crate::rules::value::Value;
-use crate::table::build::retro::Summary;
+use crate::table::build::summary::Summary;
 use crate::table::index::{Index, binomial, next_subset, pdep, pext, unrank};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -144,7 +144,7 @@ pub fn solve_sector(
         .par_chunks_mut(CHUNK as usize)
         .enumerate()
         .map(|(ci, out)| to_slot_order(idx, k, l, &by_group, ci as u64 * CHUNK, out))
-        .reduce(Summary::default, crate::table::build::retro::merge);
+        .reduce(Summary::default, crate::table::build::summary::merge);
     (codes, summary)
 }
 

@@ -32,11 +32,10 @@ mod open;
 mod plies;
 #[cfg(test)]
 mod tests;
-mod warm;
+pub mod warm;
 mod wdl;
 
 pub use error::ProbeError;
-pub use warm::{WarmOptions, WarmProgress, WarmStatus};
 
 use crate::rules::position::{Position, PositionError};
 use crate::rules::{Bits, Rules};

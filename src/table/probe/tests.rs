@@ -1,3 +1,4 @@
+use super::warm::{WarmOptions, WarmProgress};
 use super::*;
 use crate::mix::splitmix64;
 use crate::rules::Bits;
