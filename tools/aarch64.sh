@@ -46,7 +46,7 @@ echo "== ARM64: the C program under qemu against this machine's millbase"
 [[ -x target/$profile/millbase ]] || cargo build --profile "$profile" --bin millbase
 MILLBASE_CAPI_CC=aarch64-linux-gnu-gcc MILLBASE_CAPI_LIB="$PWD/target/$target/$profile/deps" \
   MILLBASE_CAPI_RUNNER="$runner" \
-  cargo test --profile "$profile" -p millbase-capi --test c_program the_c_program_agrees_with_the_cli -- --nocapture
+  cargo test --profile "$profile" --test c_program the_c_program_agrees_with_the_cli -- --nocapture
 
 if $quick; then
   echo "ARM64: quick checks passed"

@@ -683,11 +683,18 @@ impl Oracle {
 
     /// Solves 3-3, then the pair 3-4/4-3, on `board` with its flying rule.
     pub fn solve_for(board: Board) -> Oracle {
+        Oracle::solve_up_to(board, 4)
+    }
+
+    /// Solves the subspaces of `board` with at most `most` (3 or 4) stones a side:
+    /// 3-3, then the pair 3-4/4-3 if `most` is 4.
+    pub fn solve_up_to(board: Board, most: u32) -> Oracle {
         let rank3 = Ranking::new(3, &board);
         let rank4 = Ranking::new(4, &board);
         let mut tables: Vec<Table> = Vec::new();
         let mut passes = Vec::new();
-        for shapes in [&[(3, 3)][..], &[(3, 4), (4, 3)][..]] {
+        let shapes: [&[(u32, u32)]; 2] = [&[(3, 3)], &[(3, 4), (4, 3)]];
+        for shapes in shapes.into_iter().take(most as usize - 2) {
             let ctx = Ctx {
                 board: &board,
                 rank3: &rank3,
