@@ -296,6 +296,36 @@ fn for_matching(cells: &[AtomicU16], target: u16, mut f: impl FnMut(usize)) {
     lanes(cells.len() - tail.len(), tail.len());
 }
 
+/// A position's cell before the layers, from what its exits (plies that leave the
+/// pair: captures, placements) say. `stuck`: its value if it has no ply
+/// ([`Value::stuck`]; a drawn one keeps a counter that no successor brings down, so
+/// it ends a draw). Else a win through an exit (`win`: the fastest), or a loss when
+/// every ply is an exit into a win (`loss`: the longest); else `UNDECIDED` counting
+/// its distinct quiet successors, plus one if an exit is drawn.
+#[inline]
+pub(crate) fn initial_cell(
+    stuck: Option<Value>,
+    win: Option<u16>,
+    loss: Option<u16>,
+    quiet: u16,
+    drawn: bool,
+) -> u16 {
+    if let Some(stuck) = stuck {
+        return match stuck {
+            Value::Draw => UNDECIDED | 1,
+            v => v.code(),
+        };
+    }
+    if let Some(w) = win {
+        return Value::Win(w).code();
+    }
+    if quiet == 0 && !drawn {
+        let longest = loss.expect("every ply is an exit into a win");
+        return Value::Loss(longest + 1).code();
+    }
+    UNDECIDED | (quiet + drawn as u16)
+}
+
 /// Sorts and deduplicates `v` in place; returns the number of distinct values.
 pub(crate) fn distinct(v: &mut [u64]) -> usize {
     v.sort_unstable();

@@ -26,8 +26,7 @@ use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
 use crate::table::build::layers::{
-    self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, UNDECIDED, Unmoves, distinct,
-    most_quiet_moves,
+    self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, Unmoves, distinct, most_quiet_moves,
 };
 use crate::table::build::summary::Summary;
 use crate::table::index::Index;
@@ -166,22 +165,8 @@ impl Scan {
     /// exit is drawn); `empty`: its empty points, for the value of a position
     /// without a ply.
     fn cell(&self, rules: &Rules, empty: Bits) -> u16 {
-        if !self.any {
-            // A drawn stuck position (a full board) keeps a counter that no
-            // successor brings down.
-            return match Value::stuck(rules, empty) {
-                Value::Draw => UNDECIDED | 1,
-                v => v.code(),
-            };
-        }
-        if let Some(w) = self.win {
-            return Value::Win(w).code();
-        }
-        if self.quiet == 0 && !self.drawn {
-            let longest = self.loss.expect("every ply is an exit into a win");
-            return Value::Loss(longest + 1).code();
-        }
-        UNDECIDED | (self.quiet as u16 + self.drawn as u16)
+        let stuck = (!self.any).then(|| Value::stuck(rules, empty));
+        layers::initial_cell(stuck, self.win, self.loss, self.quiet as u16, self.drawn)
     }
 }
 

@@ -32,7 +32,7 @@ use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
 use crate::table::build::layers::{
-    self, Cells, DUPLICATE, MOST_MOVES, Slots, UNDECIDED, Unmoves, distinct, most_quiet_moves,
+    self, Cells, DUPLICATE, MOST_MOVES, Slots, Unmoves, distinct, most_quiet_moves,
 };
 use crate::table::build::summary::Summary;
 use crate::table::index::{Index, first_subset, next_subset, pdep};
@@ -177,22 +177,8 @@ impl Solver<'_> {
     /// Initial cell of a position from its scan and its captures' values; `stuck`
     /// is its value if it has no move ([`Value::stuck`]).
     fn judge(scan: &Scan, c: &Captures, stuck: Value) -> u16 {
-        if !scan.any_move {
-            // A drawn stuck position (a full board) is a counter no successor can
-            // bring down: it ends a draw.
-            return match stuck {
-                Value::Draw => UNDECIDED | 1,
-                v => v.code(),
-            };
-        }
-        if let Some(w) = c.win {
-            return Value::Win(w).code();
-        }
-        if scan.quiet == 0 && !c.nonwin {
-            let longest = c.loss.expect("every move is a capture into a win");
-            return Value::Loss(longest + 1).code();
-        }
-        UNDECIDED | (scan.quiet + c.nonwin as u16)
+        let stuck = (!scan.any_move).then_some(stuck);
+        layers::initial_cell(stuck, c.win, c.loss, scan.quiet, c.nonwin)
     }
 
     /// Longest opponent win through a capture from `(own, opp)`, if any.
