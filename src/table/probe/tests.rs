@@ -321,15 +321,7 @@ fn damaged_and_foreign_files_are_errors() {
 #[test]
 fn the_block_cache_stays_within_its_limit() {
     // Small blocks, so that the files have hundreds of them.
-    let d = temp_db("cache");
-    let opts = WriteOptions {
-        wdl_block: 4096,
-        depth_block: 4096,
-        ..Default::default()
-    };
-    for (k, l) in [(3, 3), (3, 4), (4, 3)] {
-        write_synthetic_with(&d, k, l, &opts);
-    }
+    let d = synthetic_db_small_blocks("cache");
     let tb = Tablebase::open(&*d).unwrap();
     assert_eq!(tb.cache_limit(), DEFAULT_CACHE_LIMIT);
     let limit = 200 * 1024;
