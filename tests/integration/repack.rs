@@ -17,7 +17,7 @@ use millbase::table::format::{
 use millbase::table::index::Index;
 use millbase::table::pack::dontcare::Fill;
 use millbase::table::pack::repack::{
-    RepackError, RepackOptions, check_repacked, is_repacked, repack,
+    RepackError, RepackOptions, check_repacked, check_stored, is_repacked, repack,
 };
 use millbase::table::pack::{PackOptions, Profile, pack_wdl_only};
 use millbase::table::probe::Tablebase;
@@ -404,6 +404,58 @@ fn a_file_that_differs_is_refused_before_it_is_installed() {
     write_subspace_with(&staged, &file.header().meta, &truth, &opts).unwrap();
     let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
     check_repacked(&tb, s, &f, &truth, file.path()).unwrap();
+    // With the stored codes at hand (as the writer decoded them), a wrong code
+    // is caught in a block the reader reads in the check and in one it leaves
+    // out; the true codes pass.
+    let opts = WriteOptions {
+        wdl_block: 64,
+        ..opts
+    };
+    write_subspace_with(&staged, &file.header().meta, &truth, &opts).unwrap();
+    let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
+    let stored = f.read_all_partial().unwrap();
+    check_stored(&tb, s, &f, &truth, &stored, true, file.path()).unwrap();
+    let blocks = truth.len().div_ceil(64);
+    assert!(blocks > 16, "{blocks} blocks");
+    // A slot no capture reaches, its own twin, neither lost in 0 nor won.
+    let fixed = |i: usize| {
+        let (own, opp) = idx.position(k, l, i as u64);
+        let pos = s.position(own, opp);
+        idx.index(own, opp) == i as u64
+            && truth[i] != Value::Loss(0).code()
+            && Value::from_code(truth[i]).wdl() != Wdl::Win
+            && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
+    };
+    // In a block the reader leaves out, a wrong code at hand is caught.
+    let wrong = (0..truth.len())
+        .find(|&i| i / 64 % 8 != 0 && i / 64 + 1 < blocks && fixed(i))
+        .unwrap();
+    let mut bad = stored.clone();
+    bad[wrong] = Value::Loss(0).code();
+    match check_stored(&tb, s, &f, &truth, &bad, true, file.path()) {
+        Err(RepackError::Differs { slot, .. }) => assert_eq!(slot, wrong as u64),
+        other => panic!("{other:?}"),
+    }
+    // In a block the reader reads, the file is read: a wrong value in the file
+    // at the block's first slot that is its own twin is caught, though the codes
+    // at hand are right.
+    let own_twin = |i: usize| {
+        let (own, opp) = idx.position(k, l, i as u64);
+        idx.index(own, opp) == i as u64
+    };
+    let wrong = (8..blocks - 1)
+        .step_by(8)
+        .filter_map(|b| (b * 64..(b + 1) * 64).find(|&i| own_twin(i)))
+        .find(|&i| fixed(i))
+        .unwrap();
+    let mut codes = truth.clone();
+    codes[wrong] = Value::Loss(0).code();
+    write_subspace_with(&staged, &file.header().meta, &codes, &opts).unwrap();
+    let f = SubspaceFile::open(&staged, &Default::default()).unwrap();
+    match check_stored(&tb, s, &f, &truth, &stored, true, file.path()) {
+        Err(RepackError::Differs { slot, .. }) => assert_eq!(slot, wrong as u64),
+        other => panic!("{other:?}"),
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

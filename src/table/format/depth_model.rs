@@ -163,10 +163,48 @@ fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) ->
 /// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
 /// block `b`, whose results are `trits`, starting from `model`.
 pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
+    encode::<false>(g, b, trits, halves, model, &mut Vec::new())
+}
+
+/// [`encode_block`], then the block's bytes decoded again, every lost slot, and
+/// compared with `halves`: `None` if any differs (a fault of the coder). The
+/// decoding walks the contexts and references the coding recorded, which depend
+/// on the results and on the half distances before them only (see
+/// [`super::model::encode_block_checked`]).
+pub fn encode_block_checked(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    halves: &[u8],
+    model: &Model,
+) -> Option<Vec<u8>> {
+    let mut contexts = Vec::with_capacity(halves.len());
+    let bytes = encode::<true>(g, b, trits, halves, model, &mut contexts);
+    let mut model = model.clone();
+    let mut dec = Decoder::new(&bytes);
+    let same = contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
+        decode_half(&mut model, &mut dec, ctx as usize, r) == Some(h as u16)
+    });
+    same.then_some(bytes)
+}
+
+/// [`encode_block`], recording each lost slot's context and reference in
+/// `contexts` if `RECORD`.
+fn encode<const RECORD: bool>(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    halves: &[u8],
+    model: &Model,
+    contexts: &mut Vec<(u32, u16)>,
+) -> Vec<u8> {
     let mut model = model.clone();
     let mut enc = Encoder::new();
     let mut next = halves.iter();
     walk_losses(g, b, trits, |ctx, r| {
+        if RECORD {
+            contexts.push((ctx as u32, r));
+        }
         let h = *next.next().expect("a half distance per lost slot") as u16;
         bits_of(ctx, r, h, |node, bit| {
             let p = model.adapt(node, bit);
@@ -176,6 +214,17 @@ pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: 
     });
     debug_assert!(next.next().is_none());
     enc.finish()
+}
+
+/// Decodes the half distance of a lost slot of context `ctx` and reference `r`
+/// from `dec`; `None` if it is out of range (a damaged block).
+fn decode_half(model: &mut Model, dec: &mut Decoder, ctx: usize, r: u16) -> Option<u16> {
+    let z = decode_tree(model, dec, ctx * NEAR, 4);
+    if z == ESCAPE {
+        Some(decode_tree(model, dec, escape_base(ctx), FULL_BITS) as u16)
+    } else {
+        unzigzag(z, r)
+    }
 }
 
 /// Decodes the half distances of the lost slots of block `b`, whose results are
@@ -193,13 +242,7 @@ pub fn decode_block(
     let mut out = Vec::with_capacity(trits.iter().filter(|&&t| t == 2).count());
     let mut bad = false;
     walk_losses(g, b, trits, |ctx, r| {
-        let z = decode_tree(&mut model, &mut dec, ctx * NEAR, 4);
-        let h = if z == ESCAPE {
-            Some(decode_tree(&mut model, &mut dec, escape_base(ctx), FULL_BITS) as u16)
-        } else {
-            unzigzag(z, r)
-        };
-        let h = h.unwrap_or_else(|| {
+        let h = decode_half(&mut model, &mut dec, ctx, r).unwrap_or_else(|| {
             bad = true;
             0
         });
@@ -307,6 +350,10 @@ mod tests {
                 .map(|s| halves[s] as u8)
                 .collect();
             let coded = encode_block(&g, b, t, &h, &model);
+            assert_eq!(
+                encode_block_checked(&g, b, t, &h, &model).as_ref(),
+                Some(&coded)
+            );
             bytes += coded.len();
             lost += h.len();
             assert_eq!(decode_block(&g, b, t, &coded, &model), Some(h));

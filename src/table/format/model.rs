@@ -523,6 +523,22 @@ impl WdlCoder {
         self.refiner.learn(r, bit);
     }
 
+    /// Decodes the trit of a slot of context `ctx` and jump context `jumps`
+    /// from `dec`, and learns it.
+    #[inline]
+    fn decode_trit(&mut self, dec: &mut Decoder, ctx: usize, jumps: usize) -> u8 {
+        let r = self.p(ctx, jumps, 0);
+        let decisive = dec.bit(r.p);
+        self.learn(ctx, 0, r, decisive);
+        if !decisive {
+            return 0;
+        }
+        let r = self.p(ctx, jumps, 1);
+        let loss = dec.bit(r.p);
+        self.learn(ctx, 1, r, loss);
+        1 + loss as u8
+    }
+
     /// The trit among `allowed` (bit `t` set: trit `t` allowed; not 0) that is
     /// likeliest (the lowest trit among equals) under the refined probabilities
     /// it is coded with: `draw` of a draw, `win` of a win given a decisive result.
@@ -561,10 +577,48 @@ pub fn encode_block_choosing(
     allowed: &[u8],
     model: &Model,
 ) -> (Vec<u8>, Vec<u8>) {
+    encode_choosing::<false>(g, b, allowed, model, &mut Vec::new())
+}
+
+/// [`encode_block_choosing`], then the block's bytes decoded again, every slot, and
+/// compared with the trits stored: `None` if any differs (a fault of the coder).
+/// The decoding walks the contexts the coding recorded: a context is a function
+/// of the position and of the trits before it in the block, the same in both
+/// walks while the trits decoded are those coded, so it is the decoding
+/// [`decode_block`] does without computing the contexts a second time.
+pub fn encode_block_checked(
+    g: &Geometry,
+    b: usize,
+    allowed: &[u8],
+    model: &Model,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut contexts = Vec::with_capacity(allowed.len());
+    let (bytes, stored) = encode_choosing::<true>(g, b, allowed, model, &mut contexts);
+    let mut coder = WdlCoder::new(model);
+    let mut dec = Decoder::new(&bytes);
+    let same = contexts
+        .iter()
+        .zip(&stored)
+        .all(|(&c, &t)| coder.decode_trit(&mut dec, (c >> 6) as usize, (c & 63) as usize) == t);
+    same.then_some((bytes, stored))
+}
+
+/// [`encode_block_choosing`], recording each slot's context and jump context as
+/// `context << 6 | jumps` in `contexts` if `RECORD`.
+fn encode_choosing<const RECORD: bool>(
+    g: &Geometry,
+    b: usize,
+    allowed: &[u8],
+    model: &Model,
+    contexts: &mut Vec<u32>,
+) -> (Vec<u8>, Vec<u8>) {
     let mut coder = WdlCoder::new(model);
     let mut enc = Encoder::new();
     let mut stored = vec![0u8; allowed.len()];
     g.walk::<true>(b, &mut stored, |i, ctx, jumps| {
+        if RECORD {
+            contexts.push((ctx as u32) << 6 | jumps as u32);
+        }
         // The two nodes' model entries and refiner rows are apart, so learning
         // the first bit leaves the second's probability as it was read here.
         let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
@@ -587,16 +641,7 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
     let range = g.block_range(b);
     let mut trits = vec![0u8; (range.end - range.start) as usize];
     g.walk::<true>(b, &mut trits, |_, ctx, jumps| {
-        let r = coder.p(ctx, jumps, 0);
-        let decisive = dec.bit(r.p);
-        coder.learn(ctx, 0, r, decisive);
-        if !decisive {
-            return 0;
-        }
-        let r = coder.p(ctx, jumps, 1);
-        let loss = dec.bit(r.p);
-        coder.learn(ctx, 1, r, loss);
-        1 + loss as u8
+        coder.decode_trit(&mut dec, ctx, jumps)
     });
     trits
 }
@@ -661,6 +706,30 @@ mod tests {
                 let coded = encode_block(&g, b, block, &model);
                 assert_eq!(decode_block(&g, b, &coded, &model), block, "{k}-{l}");
             }
+        }
+    }
+
+    #[test]
+    fn checked_blocks_are_the_chosen_ones_and_decode_to_their_trits() {
+        let rules = Rules::with_stones(4);
+        let g = Geometry::new(rules, 3, 3, [0, 0]);
+        let mut rng = SplitMix(3);
+        // Some slots fixed, some free among two or three results.
+        let allowed: Vec<u8> = (0..g.size())
+            .map(|_| [1, 2, 4, 3, 6, 7][(rng.next_u64() % 6) as usize])
+            .collect();
+        let prior = count_prior(&g, |s| allowed[s as usize].trailing_zeros() as u8);
+        let model = Model::from_prior(&prior);
+        for b in 0..g.blocks() {
+            let r = g.block_range(b);
+            let a = &allowed[r.start as usize..r.end as usize];
+            let (bytes, stored) = encode_block_checked(&g, b, a, &model).unwrap();
+            assert_eq!(
+                (bytes.clone(), stored.clone()),
+                encode_block_choosing(&g, b, a, &model)
+            );
+            assert_eq!(decode_block(&g, b, &bytes, &model), stored);
+            assert!(stored.iter().zip(a).all(|(&t, &m)| m >> t & 1 == 1));
         }
     }
 

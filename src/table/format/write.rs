@@ -4,7 +4,8 @@
 use super::DepthEntries;
 use super::depth_model;
 use super::model::{
-    Geometry, Model, count_prior, encode_block, encode_block_choosing, store_prior,
+    Geometry, Model, count_prior, encode_block, encode_block_checked, encode_block_choosing,
+    store_prior,
 };
 use super::pack::{half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
@@ -139,7 +140,7 @@ pub fn write_subspace_with(
     codes: &[u16],
     opts: &WriteOptions,
 ) -> Result<Header, FormatError> {
-    let file = encode_subspace(path, meta, codes, opts, None)?;
+    let file = encode_subspace(path, meta, codes, opts, None, false)?.file;
     write_encoded(path, &file)
 }
 
@@ -182,7 +183,7 @@ pub fn write_wdl_only_chosen(
     if allowed.len() != codes.len() || allowed.iter().any(|&a| a == 0 || a > 7) {
         return Err(input_error(path, "bad allowed results".into()));
     }
-    let file = encode_subspace(path, meta, codes, &opts, Some(allowed))?;
+    let file = encode_subspace(path, meta, codes, &opts, Some(allowed), false)?.file;
     write_encoded(path, &file)
 }
 
@@ -201,6 +202,44 @@ pub fn write_subspace_choosing(
     opts: &WriteOptions,
     allowed: &[u8],
 ) -> Result<Header, FormatError> {
+    check_choosing(path, codes, opts, allowed)?;
+    let file = encode_subspace(path, meta, codes, opts, Some(allowed), false)?.file;
+    write_encoded(path, &file)
+}
+
+/// [`write_subspace_choosing`], each model-coded block decoded again in memory as
+/// it is coded and compared with what it codes (every slot; see
+/// [`super::model::encode_block_checked`]), and the file read back from `path`
+/// and compared byte for byte with what was written. Returns the header and, if
+/// both sections are model-coded, the result every slot stores (0 draw, 1 win, 2
+/// loss) that the file decodes to; `None` if a section is zstd-compressed (not
+/// decoded here: the caller reads the file).
+pub fn write_subspace_choosing_checked(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    opts: &WriteOptions,
+    allowed: &[u8],
+) -> Result<(Header, Option<Vec<u8>>), FormatError> {
+    check_choosing(path, codes, opts, allowed)?;
+    let encoded = encode_subspace(path, meta, codes, opts, Some(allowed), true)?;
+    let header = write_encoded(path, &encoded.file)?;
+    if fs::read(path).map_err(|e| FormatError::io(path, e))? != encoded.file {
+        return Err(FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: "the file read back differs from the bytes written".into(),
+        });
+    }
+    Ok((header, encoded.stored))
+}
+
+/// Whether `opts` and `allowed` are what [`write_subspace_choosing`] takes.
+fn check_choosing(
+    path: &Path,
+    codes: &[u16],
+    opts: &WriteOptions,
+    allowed: &[u8],
+) -> Result<(), FormatError> {
     if opts.wdl_only
         || !opts.value_dont_cares
         || !opts.loss_depths
@@ -220,19 +259,30 @@ pub fn write_subspace_choosing(
     if allowed.len() != codes.len() || allowed.iter().zip(codes).any(bad) {
         return Err(input_error(path, "bad allowed results".into()));
     }
-    let file = encode_subspace(path, meta, codes, opts, Some(allowed))?;
-    write_encoded(path, &file)
+    Ok(())
+}
+
+/// What [`encode_subspace`] makes.
+struct Encoded {
+    /// The complete file contents.
+    file: Vec<u8>,
+    /// With `checked`, if both sections are model-coded: the result each slot
+    /// stores, as its blocks decode in memory.
+    stored: Option<Vec<u8>>,
 }
 
 /// The complete file contents; with `allowed`, the WDL section model-coded with the
-/// model's choice among the allowed results ([`write_wdl_only_chosen`]).
+/// model's choice among the allowed results ([`write_wdl_only_chosen`]); with
+/// `checked`, each model-coded block decoded in memory and compared with what it
+/// codes (an error if any slot differs).
 fn encode_subspace(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
     opts: &WriteOptions,
     allowed: Option<&[u8]>,
-) -> Result<Vec<u8>, FormatError> {
+    checked: bool,
+) -> Result<Encoded, FormatError> {
     if meta.variant.len() > VARIANT_LEN {
         return Err(input_error(
             path,
@@ -296,12 +346,14 @@ fn encode_subspace(
         pack_wdl(c, packing, out)
     })
     .map_err(|e| FormatError::io(path, e))?;
+    let mut stored = None;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
         // The model where it is smaller; else the zstd blocks behind an empty prior.
-        let (model, per) = model_blocks(path, meta, codes, allowed)?;
+        let (model, per, chosen) = model_blocks(path, meta, codes, allowed, checked)?;
         let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
         // With a choice, zstd's blocks hold `codes`' fill, which is allowed too.
         if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
+            stored = chosen;
             (model, per)
         } else {
             (
@@ -326,15 +378,17 @@ fn encode_subspace(
         .map_err(|e| FormatError::io(path, e))?;
         if opts.depth_model && depth_encoding == Encoding::HalfU8 {
             // The model where it is smaller; else the zstd blocks behind an empty prior.
-            let (model, per) = depth_model_blocks(path, meta, codes)?;
+            let (model, per) = depth_model_blocks(path, meta, codes, checked)?;
             let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
             Some(if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
                 (Encoding::DepthModel, per, model)
             } else {
+                stored = None;
                 let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
                 (Encoding::DepthModel, opts.depth_block, blocks)
             })
         } else {
+            stored = None;
             Some((depth_encoding, opts.depth_block, blocks))
         }
     };
@@ -401,7 +455,7 @@ fn encode_subspace(
     LE::write_u32(&mut h[202..], dont_cares | free);
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
-    Ok(file)
+    Ok(Encoded { file, stored })
 }
 
 /// Writes the WDL-only copy of `src` to `path` (atomically, as [`write_subspace_with`]):
@@ -472,18 +526,47 @@ fn model_geometry(
 
 /// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
 /// stored prior, then each block of whole classes coded in parallel (with
-/// `allowed`, the model's choice among each slot's allowed results); and the
-/// section's slots per block.
+/// `allowed`, the model's choice among each slot's allowed results); the
+/// section's slots per block; and with `checked` and `allowed`, the trit each
+/// slot stores, every block decoded in memory and compared with it.
 fn model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
     allowed: Option<&[u8]>,
-) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+    checked: bool,
+) -> Result<(Vec<Vec<u8>>, u32, Option<Vec<u8>>), FormatError> {
     let g = model_geometry(path, meta, codes)?;
     let prior = count_prior(&g, |s| trit(codes[s as usize]));
     let model = Model::from_prior(&prior);
-    let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
+    let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
+    if let (true, Some(allowed)) = (checked, allowed) {
+        // The reader's model comes from the stored prior.
+        if super::coder::load_prior_of(&stored_prior, super::model::NODES)
+            .ok()
+            .as_deref()
+            != Some(prior.as_slice())
+        {
+            return Err(coder_fault(path, "the stored prior"));
+        }
+        let coded: Vec<Option<(Vec<u8>, Vec<u8>)>> = (0..g.blocks())
+            .into_par_iter()
+            .map(|b| {
+                let r = g.block_range(b);
+                encode_block_checked(&g, b, &allowed[r.start as usize..r.end as usize], &model)
+            })
+            .collect();
+        let mut blocks = Vec::with_capacity(coded.len() + 1);
+        blocks.push(stored_prior);
+        let mut stored = Vec::with_capacity(codes.len());
+        for (b, c) in coded.into_iter().enumerate() {
+            let (bytes, trits) = c.ok_or_else(|| coder_fault(path, &format!("WDL block {b}")))?;
+            blocks.push(bytes);
+            stored.extend_from_slice(&trits);
+        }
+        return Ok((blocks, g.block_slots() as u32, Some(stored)));
+    }
+    let mut blocks = vec![stored_prior];
     blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
         let r = g.block_range(b);
         let r = r.start as usize..r.end as usize;
@@ -495,34 +578,62 @@ fn model_blocks(
             }
         }
     }));
-    Ok((blocks, g.block_slots() as u32))
+    Ok((blocks, g.block_slots() as u32, None))
+}
+
+/// The error of a model-coded block (or prior) that does not decode to what
+/// was coded: a fault of the coder, never of the input.
+fn coder_fault(path: &Path, what: &str) -> FormatError {
+    input_error(path, format!("{what} does not decode to what was coded"))
 }
 
 /// The blocks of a model-coded depth section of `codes` with loss-only entries
 /// ([`Encoding::DepthModel`]): the stored prior, then each block of whole classes
-/// coded in parallel; and the section's slots per block. The half distances must
-/// fit the model ([`depth_model::MAX_HALF`]).
+/// coded in parallel (with `checked`, each decoded in memory and compared with
+/// what it codes); and the section's slots per block. The half distances must fit
+/// the model ([`depth_model::MAX_HALF`]).
 fn depth_model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
+    checked: bool,
 ) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
     let g = model_geometry(path, meta, codes)?;
     let lost = |s: u64| trit(codes[s as usize]);
     let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]));
     let model = Model::from_prior(&prior);
-    let mut blocks = vec![store_prior(&prior).map_err(|e| FormatError::io(path, e))?];
-    blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
-        let r = g.block_range(b);
-        let block = &codes[r.start as usize..r.end as usize];
-        let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
-        let halves: Vec<u8> = block
-            .iter()
-            .filter(|&&c| trit(c) == 2)
-            .map(|&c| half(c) as u8)
-            .collect();
-        depth_model::encode_block(&g, b, &trits, &halves, &model)
-    }));
+    let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
+    if checked
+        && super::coder::load_prior_of(&stored_prior, depth_model::NODES)
+            .ok()
+            .as_deref()
+            != Some(prior.as_slice())
+    {
+        return Err(coder_fault(path, "the stored depth prior"));
+    }
+    let coded: Vec<Option<Vec<u8>>> = (0..g.blocks())
+        .into_par_iter()
+        .map(|b| {
+            let r = g.block_range(b);
+            let block = &codes[r.start as usize..r.end as usize];
+            let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
+            let halves: Vec<u8> = block
+                .iter()
+                .filter(|&&c| trit(c) == 2)
+                .map(|&c| half(c) as u8)
+                .collect();
+            if checked {
+                depth_model::encode_block_checked(&g, b, &trits, &halves, &model)
+            } else {
+                Some(depth_model::encode_block(&g, b, &trits, &halves, &model))
+            }
+        })
+        .collect();
+    let mut blocks = Vec::with_capacity(coded.len() + 1);
+    blocks.push(stored_prior);
+    for (b, c) in coded.into_iter().enumerate() {
+        blocks.push(c.ok_or_else(|| coder_fault(path, &format!("depth block {b}")))?);
+    }
     Ok((blocks, g.block_slots() as u32))
 }
 

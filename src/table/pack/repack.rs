@@ -24,7 +24,7 @@ use crate::table::dir::manifest::ManifestError;
 use crate::table::dir::open_finished_sector;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK,
-    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_subspace_choosing,
+    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_subspace_choosing_checked,
     write_subspace_with,
 };
 use crate::table::index::Index;
@@ -454,13 +454,43 @@ impl Job<'_> {
             ..WriteOptions::default()
         };
         let meta = &self.src.header().meta;
-        match allowed {
-            Some(allowed) => write_subspace_choosing(staging, meta, &codes, &opts, &allowed)?,
-            None => write_subspace_with(staging, meta, &codes, &opts)?,
+        // Both sections model-coded: the writer decoded every block in memory and
+        // read the file back, so what it stores is at hand without decoding the
+        // file again.
+        let stored = match allowed {
+            Some(allowed) => {
+                let (_, trits) =
+                    write_subspace_choosing_checked(staging, meta, &codes, &opts, &allowed)?;
+                drop(allowed);
+                trits.map(|trits| {
+                    codes
+                        .par_iter_mut()
+                        .zip(trits)
+                        .for_each(|(c, t)| *c = stored_code(*c, t));
+                    codes
+                })
+            }
+            None => {
+                write_subspace_with(staging, meta, &codes, &opts)?;
+                None
+            }
         };
-        drop(codes);
         let staged = SubspaceFile::open(staging, &expect)?;
-        check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?;
+        match stored {
+            Some(stored) => {
+                staged.verify_checksums()?;
+                check_stored(
+                    self.tb,
+                    self.sector,
+                    &staged,
+                    &truth,
+                    &stored,
+                    true,
+                    self.src.path(),
+                )?;
+            }
+            None => check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?,
+        }
         Ok((counts, staged.header().clone()))
     }
 }
@@ -477,20 +507,55 @@ pub fn check_repacked(
     truth: &[u16],
     original: &Path,
 ) -> Result<(), RepackError> {
+    let stored = staged.read_all_partial()?;
+    check_stored(tb, sector, staged, truth, &stored, false, original)
+}
+
+/// What a slot of a file with loss-only depths reads as before its captures
+/// (as [`SubspaceFile::read_all_partial`] gives it) when it stores result `trit`
+/// (0 draw, 1 win, 2 loss) and its filled code is `code` (a loss where `trit`
+/// is one: the loss and its distance are stored as they are).
+fn stored_code(code: u16, trit: u8) -> u16 {
+    match trit {
+        0 => Value::Draw.code(),
+        1 => WIN_BY_LOOKAHEAD,
+        _ => code,
+    }
+}
+
+/// One WDL block in this many of a file checked with its stored codes in memory
+/// is read through the file's reader (see [`check_stored`]).
+const READER_STRIDE: u64 = 8;
+
+/// [`check_repacked`] with the codes `staged` reads before its captures at hand
+/// (`stored`, as [`SubspaceFile::read_all_partial`] gives them). `in_memory`:
+/// `stored` are what the writer decoded from the file's bytes in memory
+/// ([`write_subspace_choosing_checked`]), so a slot's value is the probe's rule
+/// ([`Tablebase::true_value`], [`Tablebase::win_distance`]) applied to its stored
+/// code, the file's reader left out; but in every [`READER_STRIDE`]-th WDL block
+/// and the last, each slot is probed through the reader as without `in_memory`,
+/// and a slot there that is its own twin and stores no win is probed even if it
+/// stores its true value, so that the reader decodes the block.
+pub fn check_stored(
+    tb: &Tablebase,
+    sector: Sector,
+    staged: &SubspaceFile,
+    truth: &[u16],
+    stored: &[u16],
+    in_memory: bool,
+    original: &Path,
+) -> Result<(), RepackError> {
     let idx = tb.index();
     let (k, l) = sector.counts();
-    if staged.header().size != truth.len() as u64 {
+    let size = staged.header().size;
+    if size != truth.len() as u64 || stored.len() != truth.len() {
         return Err(FormatError::Mismatch {
             path: staged.path().to_path_buf(),
-            what: format!(
-                "{} slots, the original {}",
-                staged.header().size,
-                truth.len()
-            ),
+            what: format!("{size} slots, the original {}", truth.len()),
         }
         .into());
     }
-    let stored = staged.read_all_partial()?;
+    let per_block = (staged.header().wdl.block_slots as u64).max(1);
     let differs = |slot: usize, found: Value| RepackError::Differs {
         path: original.to_path_buf(),
         slot: slot as u64,
@@ -505,6 +570,23 @@ pub fn check_repacked(
     // that way in a large file (each costs a probe of every ply), all in a small one.
     let wins = stored.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count() as u64;
     let stride = (wins / LOOKAHEAD_SAMPLE).max(1);
+    let last_block = (size.max(1) - 1) / per_block;
+    // Whether the reader reads slot `at`'s block in the check.
+    let through_reader = |at: u64| {
+        let b = at / per_block;
+        !in_memory || b.is_multiple_of(READER_STRIDE) || b == last_block
+    };
+    // The first slot from `from` on that starts a block the reader reads (one
+    // slot of which is probed whatever it stores), if `in_memory`.
+    let next_probe = |from: u64| -> u64 {
+        let b = from.div_ceil(per_block);
+        let next = b.next_multiple_of(READER_STRIDE).min(last_block.max(b));
+        if in_memory && next <= last_block {
+            next * per_block
+        } else {
+            u64::MAX
+        }
+    };
     let check_win = |slot: usize| -> Result<(), RepackError> {
         if Value::from_code(truth[slot]).wdl() != crate::rules::value::Wdl::Win {
             return Err(differs(slot, Value::Win(1)));
@@ -513,14 +595,19 @@ pub fn check_repacked(
             return Ok(());
         }
         let (own, opp) = idx.position(k, l, slot as u64);
-        let found = tb.value_in(staged, &sector.position(own, opp))?;
+        let pos = sector.position(own, opp);
+        let found = if through_reader(slot as u64) {
+            tb.value_in(staged, &pos)?
+        } else {
+            tb.win_distance(staged, &pos)?
+        };
         if found.code() != truth[slot] {
             return Err(differs(slot, found));
         }
         Ok(())
     };
     // A file without value don't-cares holds every slot's true value.
-    if !staged.value_dont_cares() {
+    if !staged.value_dont_cares() && !in_memory {
         return stored
             .par_iter()
             .zip(truth)
@@ -542,7 +629,12 @@ pub fn check_repacked(
             let start = (c * CHUNK) as u64;
             let slots = start..start + chunk.len() as u64;
             let positions = idx.positions(k, l, slots.clone());
+            // From the start of each block the reader reads, the first slot that
+            // is its own twin and stores no win by lookahead is probed whatever it
+            // stores.
+            let mut probe_from = next_probe(start);
             for ((slot, (own, opp)), &code) in slots.zip(positions).zip(chunk) {
+                let at = slot;
                 let slot = slot as usize;
                 let twin = idx.index(own, opp) as usize;
                 if twin != slot {
@@ -551,14 +643,22 @@ pub fn check_repacked(
                     }
                     continue;
                 }
-                if code == truth[slot] {
+                if code == truth[slot] && at < probe_from {
                     continue;
                 }
                 if code == WIN_BY_LOOKAHEAD {
                     check_win(slot)?;
                     continue;
                 }
-                let found = tb.value_in(staged, &sector.position(own, opp))?;
+                if at >= probe_from {
+                    probe_from = next_probe(at + 1);
+                }
+                let pos = sector.position(own, opp);
+                let found = if through_reader(at) {
+                    tb.value_in(staged, &pos)?
+                } else {
+                    tb.true_value(&pos, Value::from_code(code))?
+                };
                 let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
                 if found.code() != truth[slot] || worse.is_gt() {
                     return Err(differs(slot, found));

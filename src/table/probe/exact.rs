@@ -207,7 +207,11 @@ impl Tablebase {
     /// known to be lost in `m`, no child that stores a longer loss can give a
     /// faster win, and each capture look-ahead is bounded by the best win found.
     #[cold]
-    fn win_distance(&self, file: &SubspaceFile, pos: &Position) -> Result<Value, ProbeError> {
+    pub(crate) fn win_distance(
+        &self,
+        file: &SubspaceFile,
+        pos: &Position,
+    ) -> Result<Value, ProbeError> {
         let Some(children) = self.read_children(pos, false)? else {
             return Ok(Value::Win(1));
         };
