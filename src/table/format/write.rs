@@ -342,26 +342,31 @@ fn encode_subspace(
         Encoding::Model => Encoding::Trits5,
         e => e,
     };
-    let blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, |c, out| {
-        pack_wdl(c, packing, out)
-    })
-    .map_err(|e| FormatError::io(path, e))?;
+    let pack = |c: &[u16], out: &mut Vec<u8>| pack_wdl(c, packing, out);
     let mut stored = None;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
-        // The model where it is smaller; else the zstd blocks behind an empty prior.
+        // The model where it is no larger than zstd's blocks (with a choice,
+        // they hold `codes`' fill, which is allowed too); else those behind an
+        // empty prior. zstd's blocks are compressed only until they reach the
+        // model's size.
         let (model, per, chosen) = model_blocks(path, meta, codes, allowed, checked)?;
         let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
-        // With a choice, zstd's blocks hold `codes`' fill, which is allowed too.
-        if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
-            stored = chosen;
-            (model, per)
-        } else {
-            (
+        let limit = bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
+        match compress_blocks_below(codes, opts.wdl_block, opts.wdl_level, pack, limit)
+            .map_err(|e| FormatError::io(path, e))?
+        {
+            None => {
+                stored = chosen;
+                (model, per)
+            }
+            Some(blocks) => (
                 std::iter::once(Vec::new()).chain(blocks).collect(),
                 opts.wdl_block,
-            )
+            ),
         }
     } else {
+        let blocks = compress_blocks(codes, opts.wdl_block, opts.wdl_level, pack)
+            .map_err(|e| FormatError::io(path, e))?;
         (blocks, opts.wdl_block)
     };
     let entries = match (opts.decisive_depths, opts.loss_depths) {
@@ -635,6 +640,30 @@ fn depth_model_blocks(
         blocks.push(c.ok_or_else(|| coder_fault(path, &format!("depth block {b}")))?);
     }
     Ok((blocks, g.block_slots() as u32))
+}
+
+/// [`compress_blocks`] if their bytes, with a block entry each, stay below
+/// `limit`; `None` as soon as the blocks compressed so far reach it (a batch of
+/// blocks at a time, in parallel).
+fn compress_blocks_below(
+    codes: &[u16],
+    per_block: u32,
+    level: i32,
+    pack: impl Fn(&[u16], &mut Vec<u8>) + Sync,
+    limit: usize,
+) -> io::Result<Option<Vec<Vec<u8>>>> {
+    const BATCH: usize = 8;
+    let mut blocks = Vec::new();
+    let mut bytes = 0;
+    for batch in codes.chunks(per_block as usize * BATCH) {
+        let more = compress_blocks(batch, per_block, level, &pack)?;
+        bytes += more.iter().map(|b| b.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+        if bytes >= limit {
+            return Ok(None);
+        }
+        blocks.extend(more);
+    }
+    Ok(Some(blocks))
 }
 
 /// Packs and compresses the blocks of `codes` in parallel, in order.
