@@ -209,7 +209,7 @@ pub fn write_subspace_choosing(
 
 /// [`write_subspace_choosing`], each model-coded block decoded again in memory as
 /// it is coded and compared with what it codes (every slot; see
-/// [`super::model::encode_block_checked`]), and the file read back from `path`
+/// `model::encode_block_checked`), and the file read back from `path`
 /// and compared byte for byte with what was written. Returns the header and, if
 /// both sections are model-coded, the result every slot stores (0 draw, 1 win, 2
 /// loss) that the file decodes to; `None` if a section is zstd-compressed (not
@@ -529,6 +529,10 @@ fn model_geometry(
     Ok(g)
 }
 
+/// The blocks of a model-coded section, its slots per block, and (from a
+/// checked coding of the WDL section) the trit each slot stores.
+type ModelBlocks = (Vec<Vec<u8>>, u32, Option<Vec<u8>>);
+
 /// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
 /// stored prior, then each block of whole classes coded in parallel (with
 /// `allowed`, the model's choice among each slot's allowed results); the
@@ -540,7 +544,7 @@ fn model_blocks(
     codes: &[u16],
     allowed: Option<&[u8]>,
     checked: bool,
-) -> Result<(Vec<Vec<u8>>, u32, Option<Vec<u8>>), FormatError> {
+) -> Result<ModelBlocks, FormatError> {
     let g = model_geometry(path, meta, codes)?;
     let prior = count_prior(&g, |s| trit(codes[s as usize]));
     let model = Model::from_prior(&prior);
@@ -657,7 +661,10 @@ fn compress_blocks_below(
     let mut bytes = 0;
     for batch in codes.chunks(per_block as usize * BATCH) {
         let more = compress_blocks(batch, per_block, level, &pack)?;
-        bytes += more.iter().map(|b| b.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+        bytes += more
+            .iter()
+            .map(|b| b.len() + BLOCK_ENTRY_LEN)
+            .sum::<usize>();
         if bytes >= limit {
             return Ok(None);
         }

@@ -531,11 +531,12 @@ const READER_STRIDE: u64 = 8;
 /// (`stored`, as [`SubspaceFile::read_all_partial`] gives them). `in_memory`:
 /// `stored` are what the writer decoded from the file's bytes in memory
 /// ([`write_subspace_choosing_checked`]), so a slot's value is the probe's rule
-/// ([`Tablebase::true_value`], [`Tablebase::win_distance`]) applied to its stored
-/// code, the file's reader left out; but in every [`READER_STRIDE`]-th WDL block
-/// and the last, each slot is probed through the reader as without `in_memory`,
-/// and a slot there that is its own twin and stores no win is probed even if it
-/// stores its true value, so that the reader decodes the block.
+/// (the stored value raised by the capturing plies, a win's distance one ply
+/// ahead) applied to its stored code, without the file's reader; but in every
+/// eighth WDL block and the last, each slot is probed through the reader as
+/// without `in_memory`, and a slot there that is its own twin and stores no win
+/// is probed even if it stores its true value, so that the reader decodes the
+/// block.
 pub fn check_stored(
     tb: &Tablebase,
     sector: Sector,
