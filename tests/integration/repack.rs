@@ -37,22 +37,14 @@ fn rules(n: u32) -> &'static Rules {
     Rules::by_name(&format!("standard-{n}")).unwrap()
 }
 
-fn build_game(n: u32, dir: PathBuf) -> PathBuf {
-    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
-    build(rules(n), &opts).unwrap();
-    dir
-}
-
-/// The whole standard-4 game, built once.
+/// The whole standard-4 game, built once per run (shared with other modules).
 fn game4() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| build_game(4, temp("g4")))
+    crate::common::standard_4()
 }
 
-/// The whole standard-5 game, built once.
+/// The whole standard-5 game, built once per run (shared with other modules).
 fn game5() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| build_game(5, temp("g5")))
+    crate::common::standard_5()
 }
 
 fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
