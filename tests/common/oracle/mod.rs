@@ -683,13 +683,6 @@ impl Ctx<'_> {
                 (t, next, lower)
             })
             .collect();
-        // Opponent-major order: consecutive positions share the opponent set, so
-        // their quiet successors all lie in one row of the partner table
-        // (rank(opp) * C(24,k) + ..), which stays in cache.
-        let opponent_major = |t: &Table, slot: u32| {
-            let nl = self.ranking(t.l).len() as u32;
-            (slot % nl, slot / nl)
-        };
         // Per table, the slots of its capture target by distance (the positions
         // outside the pair; terminal captures, to two stones, have distance 0).
         let outside: Vec<Vec<Vec<u32>>> = work
@@ -720,11 +713,15 @@ impl Ctx<'_> {
                 let todo: Vec<u32> = if n <= 1 {
                     // Passes 0 and 1 look at every position: stuck ones, and wins by
                     // a capture to two stones.
-                    let mut all: Vec<u32> = (0..t.cells.len() as u32)
+                    // Opponent-major order: consecutive positions share the
+                    // opponent set, so their quiet successors all lie in one row
+                    // of the partner table (rank(opp) * C(24,k) + ..), which stays
+                    // in cache.
+                    let (nk, nl) = (self.ranking(t.k).len(), self.ranking(t.l).len());
+                    (0..nl)
+                        .flat_map(|j| (0..nk).map(move |i| (i * nl + j) as u32))
                         .filter(|&s| t.cells[s as usize].load(Relaxed) == UNDECIDED)
-                        .collect();
-                    all.sort_unstable_by_key(|&s| opponent_major(t, s));
-                    all
+                        .collect()
                 } else {
                     self.candidates(t, &pair[next], &last[next], lower, &outside[i], n)
                 };
@@ -812,8 +809,15 @@ impl Ctx<'_> {
                 found
             }));
         }
-        let nl = self.ranking(t.l).len() as u32;
-        out.par_sort_unstable_by_key(|&s| (s % nl, s / nl));
+        // In opponent-major order (see the full passes): sorted as the numbers
+        // rank(opp) * C(24,k) + rank(own).
+        let (nk, nl) = (
+            self.ranking(t.k).len() as u32,
+            self.ranking(t.l).len() as u32,
+        );
+        out.par_iter_mut().for_each(|s| *s = *s % nl * nk + *s / nl);
+        out.par_sort_unstable();
+        out.par_iter_mut().for_each(|s| *s = *s % nk * nl + *s / nk);
         out
     }
 }
