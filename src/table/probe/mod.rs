@@ -74,7 +74,11 @@ struct Slot {
     /// The directory marking the sector derived ([`crate::table::pack::derived`]), if no
     /// earlier one has its file.
     derived: Option<usize>,
-    file: OnceLock<SubspaceFile>,
+    /// Boxed: a `Tablebase` has a slot for every possible sector (thousands),
+    /// and an open file's state is hundreds of bytes, which every opening of the
+    /// directory would otherwise allocate and clear (the first cost of a cold
+    /// probe).
+    file: OnceLock<Box<SubspaceFile>>,
 }
 
 // Probes from many threads share one `Tablebase`.

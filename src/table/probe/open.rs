@@ -108,19 +108,61 @@ impl Tablebase {
     fn register(&mut self, dir: &Path) {
         let number = self.dirs.len();
         self.dirs.push(dir.to_path_buf());
-        // The directory's names, listed once (a stat per possible sector costs
-        // milliseconds where the rules allow thousands); without a listing, each
-        // name is looked up.
-        let names: Option<std::collections::HashSet<std::ffi::OsString>> =
-            std::fs::read_dir(dir).ok().map(|entries| {
-                entries
-                    .filter_map(|e| e.ok().map(|e| e.file_name()))
-                    .collect()
-            });
-        let present = |name: String| match &names {
-            Some(names) => names.contains(std::ffi::OsStr::new(&name)),
-            None => std::fs::symlink_metadata(dir.join(name)).is_ok(),
+        // The directory's names, listed once and each read as a sector (a stat,
+        // or a name formatted, per possible sector costs milliseconds where the
+        // rules allow thousands, and a cold probe opens the directory first);
+        // without a listing, each name is looked up.
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            self.register_by_lookup(dir, number);
+            return;
         };
+        let mut markers = Vec::new();
+        for name in entries.filter_map(|e| e.ok().map(|e| e.file_name())) {
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            // Anything in a file's place is registered (a FIFO, a directory, a
+            // dangling link too), so that a probe names what is wrong with it
+            // instead of calling the file missing.
+            if let Some(s) = self.sector_named(name, ".mdb") {
+                let i = self.slot_number(s);
+                if self.slots[i].dir.is_none() && self.slots[i].derived.is_none() {
+                    self.slots[i].dir = Some(number);
+                }
+            } else if let Some(s) = self.sector_named(name, ".derived") {
+                markers.push(s);
+            }
+        }
+        // A sector's file comes before its marker in the same directory.
+        for s in markers {
+            let i = self.slot_number(s);
+            if self.slots[i].dir.is_none()
+                && self.slots[i].derived.is_none()
+                && crate::table::dir::is_derived(dir, self.rules, s)
+            {
+                self.slots[i].derived = Some(number);
+            }
+        }
+    }
+
+    /// The sector whose file (or marker) is named `name` with `suffix`, if it is
+    /// one a directory of these rules may hold, named as this program names it.
+    fn sector_named(&self, name: &str, suffix: &str) -> Option<Sector> {
+        let stem = name.strip_suffix(suffix)?;
+        let s = Sector::parse(stem)?;
+        let n = self.rules.stones;
+        let wanted = if s.is_moving() {
+            s.k >= 3 && s.l >= 3 && s.k <= n && s.l <= n
+        } else {
+            s.k <= n && s.l <= n && s.hk <= n && s.hl <= n && s.is_valid(self.rules)
+        };
+        (wanted && s.name() == stem).then_some(s)
+    }
+
+    /// [`Tablebase::register`] without a listing of the directory: each possible
+    /// sector's names looked up.
+    fn register_by_lookup(&mut self, dir: &Path, number: usize) {
+        let present = |name: String| std::fs::symlink_metadata(dir.join(name)).is_ok();
         for i in 0..self.slots.len() {
             let s = self.sector_at(i);
             let wanted = if s.is_moving() {
@@ -132,9 +174,6 @@ impl Tablebase {
             if taken || !wanted {
                 continue;
             }
-            // Anything in the file's place is registered (a FIFO, a directory, a
-            // dangling link too), so that a probe names what is wrong with it instead
-            // of calling the file missing.
             if present(s.file_name()) {
                 self.slots[i].dir = Some(number);
             } else if present(crate::table::dir::derived_marker(s))
@@ -143,6 +182,13 @@ impl Tablebase {
                 self.slots[i].derived = Some(number);
             }
         }
+    }
+
+    /// The number of sector `s`'s slot (its counts at most the rules' stones).
+    fn slot_number(&self, s: Sector) -> usize {
+        let n = self.rules.stones as usize + 1;
+        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(|x| x as usize);
+        ((k * n + l) * n + hk) * n + hl
     }
 
     /// The sector of slot `i` (see [`Tablebase::slot`]).
@@ -253,9 +299,17 @@ impl Tablebase {
             _ => return Err(self.missing(s)),
         };
         if let Some(f) = slot.file.get() {
-            return Ok(f);
+            return Ok(&**f);
         }
         self.open_file(slot, &self.dirs[dir], s)
+    }
+
+    /// The files opened so far (by probes, or by [`Tablebase::sector_file`]): how
+    /// much a probe touched, for measurements.
+    pub fn opened_files(&self) -> impl Iterator<Item = &SubspaceFile> {
+        self.slots
+            .iter()
+            .filter_map(|slot| slot.file.get().map(|f| &**f))
     }
 
     #[cold]
@@ -270,8 +324,8 @@ impl Tablebase {
         let path = dir.join(s.file_name());
         let file = SubspaceFile::open_cached(&path, &expect, self.cache.clone())?;
         // A racing thread may have opened it too; either is the same file.
-        let _ = slot.file.set(file);
-        Ok(slot.file.get().expect("just set"))
+        let _ = slot.file.set(Box::new(file));
+        Ok(&**slot.file.get().expect("just set"))
     }
 
     fn missing(&self, s: Sector) -> ProbeError {

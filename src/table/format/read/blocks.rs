@@ -6,7 +6,7 @@ use crate::rules::Rules;
 use crate::table::format::cache::{BlockCache, Blocks};
 use crate::table::format::coder::{Model, load_prior_of};
 use crate::table::format::model::{Geometry, decode_block};
-use crate::table::format::pack::{expand_depth, trits5};
+use crate::table::format::pack::{count_entries, expand_depth, trits5};
 use crate::table::format::{
     BLOCK_ENTRY_LEN, DepthEntries, FormatError, Header, Section, depth_model, model, xxh64,
 };
@@ -369,7 +369,7 @@ impl SectionReader {
             depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
                 .ok_or_else(mismatch)?
         } else {
-            let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
+            let stored = count_entries(entries, trits) as u64;
             let raw_len = self.info.encoding.raw_len(stored) as usize;
             self.decode_len(path, src, b, raw_len)?
         };

@@ -269,6 +269,21 @@ impl SubspaceFile {
         self.header.value_dont_cares()
     }
 
+    /// Whether the value don't-cares keep every result true and store `Loss(0)`
+    /// only ([`super::FLAG_EXACT_RESULTS`]): [`SubspaceFile::wdl`] is then the
+    /// true result, and [`SubspaceFile::value`] the true value unless it is
+    /// `Loss(0)`.
+    pub fn exact_results(&self) -> bool {
+        self.header.exact_results()
+    }
+
+    /// Whether `v`, the stored value of a canonical slot of this file, is its true
+    /// value with no look at the capturing plies ([`Header::value_is_exact`]).
+    #[inline]
+    pub fn value_is_exact(&self, v: crate::rules::value::Value) -> bool {
+        self.header.value_is_exact(v)
+    }
+
     /// Whether the depth section holds the lost slots' entries only
     /// ([`super::FLAG_LOSS_DEPTHS`]): [`SubspaceFile::value`] of a won slot is then
     /// [`FormatError::WinByLookahead`], and [`crate::table::probe::Tablebase::probe`] finds
