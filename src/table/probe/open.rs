@@ -4,7 +4,7 @@
 use super::{ProbeError, Slot, Tablebase};
 use crate::rules::Rules;
 use crate::rules::position::Position;
-use crate::table::dir::manifest::Manifest;
+use crate::table::dir::manifest::{Manifest, ManifestRules};
 use crate::table::format::{Expect, FormatError, SubspaceFile};
 use crate::table::index::Index;
 use crate::table::sector::Sector;
@@ -26,14 +26,16 @@ fn not_a_directory(path: &Path) -> Option<String> {
 }
 
 impl Tablebase {
-    /// Opens the database directory `dir`: reads `manifest.json` if there is one and
-    /// registers the database files present. Opens no database file yet. A damaged
-    /// manifest is not an error (the files are authoritative); see
-    /// [`Tablebase::manifest_problem`].
+    /// Opens the database directory `dir`: reads `manifest.json` if there is one
+    /// (its rules entry at once, the rest when first asked for:
+    /// [`Tablebase::manifest`]) and registers the database files present. Opens
+    /// no database file yet. A damaged manifest is not an error (the files are
+    /// authoritative); see [`Tablebase::manifest_problem`].
     ///
-    /// The rules are the manifest's (a name of [`Rules::names`], or `NAME-N` for a
-    /// reduced game); without a readable manifest (missing, damaged, or of rules this program does
-    /// not know), those the database files' headers name
+    /// The rules are the manifest's rules entry (a name of [`Rules::names`], or
+    /// `NAME-N` for a reduced game); without one (no manifest, one that is not
+    /// JSON, or a rules entry damaged or of rules this program does not know),
+    /// those the database files' headers name
     /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
@@ -43,16 +45,20 @@ impl Tablebase {
                 what: not_a_directory(dir),
             });
         }
-        let (manifest, manifest_problem) = match Manifest::load(dir) {
-            Ok(m) => (m, None),
-            Err(e) => (None, Some(e.to_string())),
+        // Only the manifest's rules entry is read now: a cold probe opens the
+        // directory first, and the whole manifest (an entry per file) costs more
+        // to read than the probe. The rest is read when first asked for.
+        let bytes = Manifest::read(dir).map_err(|e| e.to_string());
+        let head = match &bytes {
+            Ok(Some(b)) => ManifestRules::parse(b),
+            _ => None,
         };
         // Without a readable manifest of known rules, the files' headers say (each
         // carries the rules' name and fingerprint).
-        let rules = manifest
+        let rules = head
             .as_ref()
             .and_then(|m| Rules::by_name(&m.rules.name))
-            .filter(|r| manifest.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .filter(|r| head.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
             .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
         let n = rules.stones as usize + 1;
@@ -68,8 +74,8 @@ impl Tablebase {
             cache: Arc::default(),
             rules,
             fingerprint: rules.fingerprint(),
-            manifest,
-            manifest_problem,
+            manifest_bytes: std::sync::Mutex::new(bytes),
+            manifest: OnceLock::new(),
             index: Index::for_rules(rules),
             slots,
             damage: OnceLock::new(),
