@@ -213,7 +213,7 @@ pub(super) fn extend_trits(
         out.extend_from_slice(&trits[i % 5..i % 5 + (stop - i)]);
         Ok(stop)
     };
-    if i % 5 != 0 && i < range.end {
+    if !i.is_multiple_of(5) && i < range.end {
         i = partial(i, out)?;
     }
     let whole = (range.end - i) / 5;
