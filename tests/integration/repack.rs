@@ -429,7 +429,12 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     let o = run(&["verify", "--db", dst, "--only", "3-3"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A profile: the serving one, which another profile then rewrites.
-    for (profile, encoding) in [("serving", Encoding::Trits5), ("archive", Encoding::Model)] {
+    // The serving profile keeps every result (flags 2, 4, 8, 16), the archive's
+    // model fill does not (flags 1, 2, 4, 8).
+    for (profile, encoding, flags) in [
+        ("serving", Encoding::Trits5, 30),
+        ("archive", Encoding::Model, 15),
+    ] {
         let served = temp(&format!("cli-{profile}"));
         let o = run(&[
             "repack",
@@ -445,7 +450,10 @@ fn the_command_repacks_and_refuses_bad_arguments() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let tb = Tablebase::open(&served).unwrap();
         let f = tb.sector_file(Sector::parse("4-3").unwrap()).unwrap();
-        assert_eq!((f.header().wdl.encoding, f.header().flags), (encoding, 15));
+        assert_eq!(
+            (f.header().wdl.encoding, f.header().flags),
+            (encoding, flags)
+        );
         let profile = Profile::parse(profile).unwrap();
         assert!(is_repacked(f, &RepackOptions::profile(profile)));
         std::fs::remove_dir_all(&served).unwrap();
