@@ -59,8 +59,7 @@ pub struct BuildArgs {
     phase: PhaseArg,
     /// The rules: `standard`, `lasker`, `morabaraba`, `twelve`, `no-flying`, `six`
     /// (docs/RULES.md), each also `NAME-N` with N stones per side (3 to 12, 3 to 8
-    /// for six; small N build the whole game in seconds). `lasker` and the 12-stone
-    /// `morabaraba` cannot be built yet.
+    /// for six; small N build the whole game in seconds).
     #[arg(long, default_value = "standard", value_parser = rules_arg)]
     rules: &'static Rules,
     /// Build every pair with at most N stones on the board in all, e.g. `--max-stones 10`.

@@ -5,7 +5,7 @@
 use crate::rules::Rules;
 use crate::rules::fen::{self, Counters, FenError};
 use crate::rules::notation::{PlyError, format_ply, parse_ply, parse_ply_syntax};
-use crate::rules::position::{Color, NONE, Phase, Ply, Position};
+use crate::rules::position::{Color, NONE, Ply, Position};
 use crate::rules::value::Value;
 
 /// Why a position argument was refused.
@@ -164,18 +164,17 @@ impl Game {
         }
     }
 
-    /// How many times the current position has occurred in the moving phase
-    /// (counting the current occurrence): 1 for a new position.
+    /// How many times the current position has occurred (counting the current
+    /// occurrence): 1 for a new position. Positions recur only through moves
+    /// ([`Ply::is_reversible`]): in the moving phase, and in placement where the
+    /// rules let stones move (`lasker`).
     pub fn occurrences(&self) -> usize {
         let now = self.position();
-        if now.phase() != Phase::Moving {
-            return 1;
-        }
         self.history.iter().filter(|p| *p == now).count()
     }
 
-    /// Whether the current position repeats an earlier one in the moving phase,
-    /// which the rules score as a draw.
+    /// Whether the current position repeats an earlier one, which the rules score
+    /// as a draw.
     pub fn is_repetition(&self) -> bool {
         self.occurrences() > 1
     }

@@ -68,6 +68,13 @@ impl Ply {
     pub fn removes(self) -> bool {
         self.remove != NONE
     }
+
+    /// Whether a later position can repeat the one before this ply: a move that
+    /// removes nothing. A placement or a removal changes the stones in hand or on
+    /// the board for good, so no position before it recurs.
+    pub fn is_reversible(self) -> bool {
+        self.from != NONE && !self.removes()
+    }
 }
 
 /// What a position is, seen from a side: the moving phase begins when both hands

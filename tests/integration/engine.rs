@@ -302,6 +302,41 @@ fn repetition_scores_as_a_draw() {
     }
 }
 
+#[test]
+fn repetition_in_lasker_placement_scores_as_a_draw() {
+    // Under `lasker` stones move while some are still in hand, so placement
+    // positions recur: the same position as above, both sides with a stone in hand.
+    let r = Rules::by_name("lasker").unwrap();
+    let mut pos = Position::moving(
+        Color::White,
+        set("a1 g7 c5 e3"),
+        set("b2 b6 f6 f2 d3 d5 c4"),
+    );
+    pos.hand = [1, 1];
+    let back = millbase::rules::notation::parse_ply(r, &pos, "a1-a4").unwrap();
+    let earlier = pos.after(r, back);
+    let mut engine = Engine::new(
+        r,
+        EngineConfig {
+            hash_mb: 4,
+            ..EngineConfig::default()
+        },
+    );
+    let limits = depth(1);
+    let stop = AtomicBool::new(false);
+    let without = engine.search(&pos, &[], &limits, &stop, &mut |_| {});
+    assert!(without.score < -100, "{}", without.score);
+    engine.clear();
+    let res = engine.search(&pos, &[earlier], &limits, &stop, &mut |_| {});
+    assert_eq!((res.best, res.score), (Some(back), 0));
+    // A game that goes there and back sees the repetition too.
+    let mut game = Game::new(earlier, Default::default());
+    game.play_tokens(r, &["b2-d2", "a4-a1", "d2-b2", "a1-a4"])
+        .unwrap();
+    assert!(game.is_repetition());
+    assert_eq!(game.end(r, 2), Some(millbase::rules::game::End::Repetition));
+}
+
 /// An endgame that knows one position only.
 struct OnePosition(Position, Value);
 

@@ -9,7 +9,7 @@ use super::terms::{Algorithm, Info, Limits, SearchResult};
 use super::tt::{Bound, Hit, Table};
 use super::zobrist::Zobrist;
 use crate::mix::SplitMix;
-use crate::rules::position::{Phase, Ply, Position};
+use crate::rules::position::{Ply, Position};
 use crate::rules::{Bits, Rules};
 use crate::search::score::{
     DRAW, INFINITE, MATE_BOUND, from_table, from_value, is_mate, lost_at, mate_plies, to_table,
@@ -139,10 +139,10 @@ impl<'a> Search<'a> {
         reductions: bool,
     ) -> Search<'a> {
         let zobrist = Zobrist::get();
-        // Only moving-phase positions with the root's stone counts can recur.
+        // Only positions with the root's stones on board and in hand can recur
+        // (stones leave the board and the hands, never come back).
         let same = |p: &Position| {
-            p.phase() == Phase::Moving
-                && p.board.map(u32::count_ones) == root.board.map(u32::count_ones)
+            p.board.map(u32::count_ones) == root.board.map(u32::count_ones) && p.hand == root.hand
         };
         let history_floor = history.iter().rposition(|p| !same(p)).map_or(0, |i| i + 1);
         Search {
@@ -393,7 +393,7 @@ impl<'a> Search<'a> {
         self.aborted
     }
 
-    /// Whether `key` (a moving-phase position) occurred on the path since `floor`.
+    /// Whether `key` occurred on the path since `floor`.
     fn repeats(&self, key: u64, floor: usize) -> bool {
         self.path[floor.min(self.path.len())..]
             .iter()
@@ -494,7 +494,7 @@ impl<'a> Search<'a> {
         }
         let key = self.zobrist.key(pos);
         if ply > 0 {
-            if pos.phase() == Phase::Moving && self.repeats(key, floor) {
+            if self.repeats(key, floor) {
                 return DRAW;
             }
             if let Some(value) = self.endgame.and_then(|e| e.probe(pos)) {
@@ -591,8 +591,11 @@ impl<'a> Search<'a> {
             pick(plies, scores, i);
             let p = plies[i];
             let child = pos.after(self.rules, p);
-            let irreversible = p.removes() || pos.phase() == Phase::Placement;
-            let child_floor = if irreversible { self.path.len() } else { floor };
+            let child_floor = if p.is_reversible() {
+                floor
+            } else {
+                self.path.len()
+            };
             // At most one extension on a path: only while the path's plies and depth
             // still add up to the iteration's depth.
             let extend = self.threat_extension
