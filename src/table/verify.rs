@@ -148,7 +148,21 @@ fn true_codes(db: &Path, idx: &Index, sector: Sector) -> Result<Vec<u16>, Format
             let v = if code == WIN_BY_LOOKAHEAD {
                 tb.value_in(&file, &pos)
             } else if file.value_dont_cares() {
-                tb.true_value(&pos, Value::from_code(code))
+                let stored = Value::from_code(code);
+                if file.value_is_exact(stored) {
+                    Ok(stored)
+                } else {
+                    // With exact results a WDL probe reads the stored result as
+                    // it is: a capture that changes it makes the slot wrong,
+                    // which the stored value shows.
+                    tb.true_value(&pos, stored).map(|v| {
+                        if file.exact_results() && v.wdl() != stored.wdl() {
+                            stored
+                        } else {
+                            v
+                        }
+                    })
+                }
             } else {
                 Ok(Value::from_code(code))
             };
