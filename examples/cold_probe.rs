@@ -16,7 +16,8 @@
 //!   opening the directory and the first probe, which opens the file and decodes the
 //!   blocks it needs. p50, p99 and max of a WDL probe and (in a directory with
 //!   distances) of a full-value probe: over all positions, per phase, and over
-//!   those in the three largest files. The positions are drawn slot by slot over
+//!   those in the three largest files, and how many files and blocks a probe
+//!   opened and decoded. The positions are drawn slot by slot over
 //!   the whole directory, so the largest files get the most. Twice: with every
 //!   file in the page cache (each read whole first), and with the page cache
 //!   dropped before every probe, file by file with
@@ -126,12 +127,18 @@ fn answer(tb: &Tablebase, pos: &Position, full: bool) -> u16 {
     }
 }
 
-/// One cold probe: a fresh `Tablebase` of `dir`, then one probe of `pos`.
-fn cold(dir: &Path, pos: &Position, full: bool) -> (Duration, u16) {
+/// One cold probe: a fresh `Tablebase` of `dir`, then one probe of `pos`. Its
+/// time, answer, and the files it opened and blocks it decoded (counted after
+/// the time is taken).
+fn cold(dir: &Path, pos: &Position, full: bool) -> (Duration, u16, (usize, usize)) {
     let start = Instant::now();
     let tb = Tablebase::open(dir).expect("the directory opens");
     let v = answer(&tb, pos, full);
-    (start.elapsed(), v)
+    let took = start.elapsed();
+    let touched = tb.opened_files().fold((0, 0), |(files, blocks), f| {
+        (files + 1, blocks + f.cached().0)
+    });
+    (took, v, touched)
 }
 
 /// Where the directory's files are while cold probes run.
@@ -311,6 +318,7 @@ fn cold_run(
     let groups = groups(files);
     let mut times = vec![Vec::new(); groups.len()];
     let mut values = Vec::with_capacity(sample.len());
+    let (mut files_opened, mut blocks_decoded) = (Vec::new(), Vec::new());
     if cache == PageCache::Cached {
         load_pages(files);
     }
@@ -318,8 +326,10 @@ fn cold_run(
         if cache == PageCache::Dropped {
             drop_pages(files);
         }
-        let (d, v) = cold(dir, pos, full);
+        let (d, v, (opened, decoded)) = cold(dir, pos, full);
         values.push(v);
+        files_opened.push(opened);
+        blocks_decoded.push(decoded);
         for (g, (_, belongs)) in groups.iter().enumerate() {
             if belongs(*s) {
                 times[g].push(d);
@@ -334,6 +344,15 @@ fn cold_run(
     for ((name, _), times) in groups.iter().zip(&mut times) {
         println!("cold {what}, {place}, {name}: {}", spread(times));
     }
+    let mean = |v: &[usize]| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
+    let max = |v: &[usize]| v.iter().copied().max().unwrap_or(0);
+    println!(
+        "cold {what}, {place}: per probe {:.2} files opened (at most {}), {:.2} blocks decoded (at most {})",
+        mean(&files_opened),
+        max(&files_opened),
+        mean(&blocks_decoded),
+        max(&blocks_decoded)
+    );
     values
 }
 
@@ -432,7 +451,7 @@ fn main() {
         let tb = Tablebase::open(&dir).expect("the directory opens");
         let (pos, _) = millbase::rules::fen::parse(tb.rules(), &args[3]).expect("a FEN");
         drop(tb);
-        let (d, v) = cold(&dir, &pos, args[2] == "1");
+        let (d, v, _) = cold(&dir, &pos, args[2] == "1");
         println!("{} {v}", d.as_nanos());
         return;
     }

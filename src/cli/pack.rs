@@ -31,10 +31,11 @@ pub struct PackArgs {
     /// arithmetic coder, format version 5: smaller, slower to decode cold).
     #[arg(long, default_value = "copy", value_parser = ["copy", "zstd", "model"])]
     wdl_coding: String,
-    /// A small form as a whole, don't-cares filled: `archive` (the smallest files:
-    /// `--dont-cares --wdl-coding model`; a cold block decodes in milliseconds) or
-    /// `serving` (`--dont-cares`, zstd-compressed in small blocks: larger files, a
-    /// cold block decoded in under 100 µs); `docs/FORMAT.md`, "Profiles".
+    /// A small form as a whole: `archive` (the smallest files: `--dont-cares
+    /// --wdl-coding model`; a cold block decodes in milliseconds) or `serving`
+    /// (every result true, zstd-compressed in small blocks: larger files, a probe
+    /// one look-up, a cold block decoded in well under 100 µs); `docs/FORMAT.md`,
+    /// "Profiles".
     #[arg(
         long,
         value_parser = ["archive", "serving"],

@@ -68,6 +68,19 @@ pub fn standard_4() -> &'static Path {
     })
 }
 
+/// The whole 5-stone standard game (`standard-5`, both phases, as built), built
+/// once per run and shared: the tests only read it.
+pub fn standard_5() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = temp_dir("common", "standard-5");
+        let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
+        let rules = Rules::by_name("standard-5").expect("a known rule set");
+        build(rules, &opts).expect("the 5-stone game builds");
+        dir
+    })
+}
+
 /// The independent moving-phase oracle (3-3, 3-4, 4-3), solved once per run.
 pub fn oracle() -> &'static oracle::Oracle {
     static ORACLE: OnceLock<oracle::Oracle> = OnceLock::new();

@@ -9,6 +9,7 @@
 use crate::common::oracle;
 
 use oracle::{Board, FULL, Ranking};
+use rayon::prelude::*;
 
 /// The set of the named points.
 fn set(board: &Board, names: &str) -> u32 {
@@ -131,7 +132,8 @@ fn oracle_is_locally_consistent() {
     let o = oracle();
     let b = &o.board;
     for (k, l, step) in [(3, 3, 1), (3, 4, 7), (4, 3, 7)] {
-        for (own, opp) in o.positions(k, l).into_iter().step_by(step) {
+        let positions: Vec<(u32, u32)> = o.positions(k, l).into_iter().step_by(step).collect();
+        positions.into_par_iter().for_each(|(own, opp)| {
             let succ: Vec<(char, u16)> = successors(b, own, opp)
                 .into_iter()
                 .map(|s| s.map_or(('L', 0), |(a, c)| o.value(a, c)))
@@ -151,7 +153,7 @@ fn oracle_is_locally_consistent() {
                 b.show(own),
                 b.show(opp)
             );
-        }
+        });
     }
 }
 

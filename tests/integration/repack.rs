@@ -37,22 +37,14 @@ fn rules(n: u32) -> &'static Rules {
     Rules::by_name(&format!("standard-{n}")).unwrap()
 }
 
-fn build_game(n: u32, dir: PathBuf) -> PathBuf {
-    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
-    build(rules(n), &opts).unwrap();
-    dir
-}
-
-/// The whole standard-4 game, built once.
+/// The whole standard-4 game, built once per run (shared with other modules).
 fn game4() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| build_game(4, temp("g4")))
+    crate::common::standard_4()
 }
 
-/// The whole standard-5 game, built once.
+/// The whole standard-5 game, built once per run (shared with other modules).
 fn game5() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| build_game(5, temp("g5")))
+    crate::common::standard_5()
 }
 
 fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
@@ -481,7 +473,12 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     let o = run(&["verify", "--db", dst, "--only", "3-3"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A profile: the serving one, which another profile then rewrites.
-    for (profile, encoding) in [("serving", Encoding::Trits5), ("archive", Encoding::Model)] {
+    // The serving profile keeps every result (flags 2, 4, 8, 16), the archive's
+    // model fill does not (flags 1, 2, 4, 8).
+    for (profile, encoding, flags) in [
+        ("serving", Encoding::Trits5, 30),
+        ("archive", Encoding::Model, 15),
+    ] {
         let served = temp(&format!("cli-{profile}"));
         let o = run(&[
             "repack",
@@ -497,7 +494,10 @@ fn the_command_repacks_and_refuses_bad_arguments() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let tb = Tablebase::open(&served).unwrap();
         let f = tb.sector_file(Sector::parse("4-3").unwrap()).unwrap();
-        assert_eq!((f.header().wdl.encoding, f.header().flags), (encoding, 15));
+        assert_eq!(
+            (f.header().wdl.encoding, f.header().flags),
+            (encoding, flags)
+        );
         let profile = Profile::parse(profile).unwrap();
         assert!(is_repacked(f, &RepackOptions::profile(profile)));
         std::fs::remove_dir_all(&served).unwrap();
@@ -898,11 +898,11 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
 
 /// The serving profile (zstd in small blocks, the `loss0` fill, loss-only depths)
 /// on the whole 4-stone game: every probe as the original's on every seventh
-/// slot, a second run keeps every file, and the build's block sizes are
-/// another file (rewritten, not kept). Its WDL package (`pack --wdl-only --profile
-/// serving`), from the build's files and copied from the serving files, gives
-/// every result as the original, and resumes. (Many blocks to a file: the
-/// format's tests.)
+/// slot, a cold WDL probe reads one block of one file, a second run keeps every
+/// file, and the build's block sizes are another file (rewritten, not kept). Its
+/// WDL package (`pack --wdl-only --profile serving`), from the build's files and
+/// copied from the serving files, gives every result as the original with no
+/// don't-cares, and resumes. (Many blocks to a file: the format's tests.)
 #[test]
 fn the_serving_profile_answers_every_probe_as_the_original() {
     let sectors = all_sectors(game4());
@@ -918,7 +918,8 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     for &s in &sectors {
         let h = tb.sector_file(s).unwrap().header();
         let depth = h.depth.unwrap();
-        assert_eq!((h.version, h.flags), (2, 15), "{s}");
+        // Value don't-cares that keep every result: flags 2, 4, 8 and 16.
+        assert_eq!((h.version, h.flags), (2, 30), "{s}");
         let wdl = (h.wdl.encoding, h.wdl.block_slots);
         assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
         let depth = (depth.encoding, depth.block_slots);
@@ -926,6 +927,17 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     }
     let changed = probes_equal(game4(), &out, &sectors, STEP_SERVING, 97);
     assert!(changed > 100, "{changed} don't-cares exercised");
+    // A cold WDL probe is one look-up: one file opened, one block decoded.
+    for &s in &sectors {
+        let (k, l) = s.counts();
+        for slot in (0..idx.size(k, l)).step_by(7919) {
+            let (own, opp) = idx.position(k, l, slot);
+            let cold = Tablebase::open(&out).unwrap();
+            cold.probe_wdl(&s.position(own, opp)).unwrap();
+            let opened: Vec<_> = cold.opened_files().map(|f| f.cached().0).collect();
+            assert_eq!(opened, [1], "{s} {slot}");
+        }
+    }
     let again = repack(game4(), idx, &opts, |_| {}).unwrap();
     assert!(again.iter().all(|r| r.kept));
     // The WDL packages of the serving profile, from the build's files and from
@@ -941,7 +953,8 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
         );
         for &s in &sectors {
             let h = b.sector_file(s).unwrap().header();
-            assert!(h.wdl_only() && h.wdl_dont_cares(), "{s}");
+            // Every result true: no flag, a probe one look-up.
+            assert!(h.wdl_only() && h.flags == 0, "{s}");
             let wdl = (h.wdl.encoding, h.wdl.block_slots);
             assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
             let (k, l) = s.counts();

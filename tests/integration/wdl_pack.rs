@@ -4,7 +4,6 @@
 
 use millbase::search::engine::Endgame;
 use millbase::search::engine::endgame::nominal;
-use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
 use millbase::table::format::{Encoding, FormatError};
 use millbase::table::index::Index;
 use millbase::table::pack::derived::derive;
@@ -14,7 +13,6 @@ use millbase::table::sector::Sector;
 use millbase::{Position, Rules};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("millbase-wdlpack-{name}-{}", std::process::id()));
@@ -26,15 +24,9 @@ fn rules() -> &'static Rules {
     Rules::by_name("standard-4").unwrap()
 }
 
-/// The whole standard-4 game, built once.
+/// The whole standard-4 game, built once per run (shared with other modules).
 fn full() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = temp("full");
-        let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
-        build(rules(), &opts).unwrap();
-        dir
-    })
+    crate::common::standard_4()
 }
 
 fn packed(name: &str) -> PathBuf {

@@ -31,8 +31,14 @@ fn build_game(dir: &Path, stones: u8, phase: BuildPhase, selection: Selection) {
     build(Rules::with_stones(stones), &opts).unwrap();
 }
 
-/// The whole game with `stones` per side, built once per test binary.
+/// The whole game with `stones` per side, built once per test binary (4 and 5
+/// stones shared with other modules).
 fn game(stones: u8) -> &'static Path {
+    match stones {
+        4 => return crate::common::standard_4(),
+        5 => return crate::common::standard_5(),
+        _ => {}
+    }
     static DIRS: [OnceLock<PathBuf>; 6] = [const { OnceLock::new() }; 6];
     DIRS[stones as usize].get_or_init(|| {
         let dir = temp_dir(&format!("whole-{stones}"));

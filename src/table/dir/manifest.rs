@@ -169,6 +169,28 @@ fn sort_key(e: &Entry) -> (u8, u32, Sector) {
     }
 }
 
+/// The rules entry of `manifest.json` and nothing else, read far faster than the
+/// whole manifest (whose entries are skipped, their syntax checked): what opening
+/// a directory for probing needs at once.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ManifestRules {
+    /// The rules the files were built for.
+    pub rules: RulesInfo,
+}
+
+impl ManifestRules {
+    /// The rules entry of the manifest whose bytes are `bytes`, if they are JSON
+    /// with a well-formed rules entry.
+    pub fn parse(bytes: &[u8]) -> Option<ManifestRules> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    /// The rules fingerprint as a number, if well formed.
+    pub fn fingerprint(&self) -> Option<u64> {
+        u64::from_str_radix(&self.rules.fingerprint, 16).ok()
+    }
+}
+
 /// The contents of `manifest.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -216,16 +238,29 @@ impl Manifest {
 
     /// Reads `dir/manifest.json`; `Ok(None)` if there is none.
     pub fn load(dir: &Path) -> Result<Option<Manifest>, ManifestError> {
+        match Manifest::read(dir)? {
+            Some(bytes) => Manifest::parse(dir, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The bytes of `dir/manifest.json`, `None` if there is none.
+    pub fn read(dir: &Path) -> Result<Option<Vec<u8>>, ManifestError> {
         let path = Manifest::path(dir);
-        let text = match read_regular(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(ManifestError::Io { path, source }),
-        };
+        match read_regular(&path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ManifestError::Io { path, source }),
+        }
+    }
+
+    /// The manifest of `dir` whose bytes are `bytes` ([`Manifest::read`]).
+    pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Manifest, ManifestError> {
         // Bytes that are not UTF-8 are a damaged manifest like any other bad JSON.
-        serde_json::from_slice(&text)
-            .map(Some)
-            .map_err(|source| ManifestError::Json { path, source })
+        serde_json::from_slice(bytes).map_err(|source| ManifestError::Json {
+            path: Manifest::path(dir),
+            source,
+        })
     }
 
     /// Writes `dir/manifest.json` atomically (pretty-printed, entries sorted).

@@ -47,7 +47,7 @@ pub const FLAG_WDL_DONT_CARES: u32 = 1;
 /// capturing ply reaches may store any value no better than its true one; the true
 /// value is the better of the stored one and the best value of the position's
 /// capturing plies. Only in full files, and always with [`FLAG_WDL_DONT_CARES`] (the
-/// stored results then follow the WDL rule too).
+/// stored results then follow the WDL rule too) or with [`FLAG_EXACT_RESULTS`].
 pub const FLAG_VALUE_DONT_CARES: u32 = 2;
 /// Header flag (format version 2): the depth section holds the entries of the
 /// decisive slots only. A block's raw bytes are the half distances of the slots of
@@ -64,12 +64,24 @@ pub const FLAG_DECISIVE_DEPTHS: u32 = 4;
 /// to move rarely loses, so this leaves few entries. Only in full files; written
 /// by `millbase repack --depths losses`.
 pub const FLAG_LOSS_DEPTHS: u32 = 8;
+/// Header flag (format version 2, in a full file with [`FLAG_VALUE_DONT_CARES`]
+/// and instead of [`FLAG_WDL_DONT_CARES`]): the value don't-cares are of one kind
+/// only. Every slot that is its class's canonical slot stores its true result, and
+/// its true value too unless it stores `Loss(0)`; a stored `Loss(0)` is a loss
+/// whose true value is the better of `Loss(0)` and the capturing plies' values.
+/// A WDL probe is one look-up, and a full-value probe looks at capturing plies
+/// only from a stored `Loss(0)`. Written by the serving profile (the `loss0`
+/// fill, `millbase repack --profile serving`).
+pub const FLAG_EXACT_RESULTS: u32 = 16;
 /// The code [`super::SubspaceFile::read_all_partial`] gives a won slot of a file with
 /// [`FLAG_LOSS_DEPTHS`], whose distance is not stored (no real code is this large).
 pub const WIN_BY_LOOKAHEAD: u16 = u16::MAX;
 /// Every flag this version knows.
-pub(super) const KNOWN_FLAGS: u32 =
-    FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS;
+pub(super) const KNOWN_FLAGS: u32 = FLAG_WDL_DONT_CARES
+    | FLAG_VALUE_DONT_CARES
+    | FLAG_DECISIVE_DEPTHS
+    | FLAG_LOSS_DEPTHS
+    | FLAG_EXACT_RESULTS;
 /// Section kind of the WDL section.
 pub const KIND_WDL: u32 = 1;
 /// Section kind of the depth section.
@@ -195,7 +207,8 @@ pub struct Header {
     /// The WDL section.
     pub wdl: Section,
     /// Flags ([`FLAG_WDL_DONT_CARES`], [`FLAG_VALUE_DONT_CARES`],
-    /// [`FLAG_DECISIVE_DEPTHS`], [`FLAG_LOSS_DEPTHS`]); 0 in a version 1 file.
+    /// [`FLAG_DECISIVE_DEPTHS`], [`FLAG_LOSS_DEPTHS`], [`FLAG_EXACT_RESULTS`]); 0
+    /// in a version 1 file.
     pub flags: u32,
     /// The depth section; `None` in a WDL-only file (format version 2, written by
     /// `millbase pack --wdl-only`), which holds win/draw/loss and no distances.
@@ -222,6 +235,23 @@ impl Header {
     /// takes the better of the stored value and the capturing plies' values.
     pub fn value_dont_cares(&self) -> bool {
         self.flags & FLAG_VALUE_DONT_CARES != 0
+    }
+
+    /// Whether the value don't-cares keep every result true and store `Loss(0)`
+    /// only ([`FLAG_EXACT_RESULTS`]).
+    pub fn exact_results(&self) -> bool {
+        self.flags & FLAG_EXACT_RESULTS != 0
+    }
+
+    /// Whether a stored value `v` (of a canonical slot) is the slot's true value
+    /// as it stands, with no look at the capturing plies: in a file without value
+    /// don't-cares always; with them, `Win(1)` (nothing is better), and with
+    /// [`FLAG_EXACT_RESULTS`] every value but `Loss(0)`.
+    pub fn value_is_exact(&self, v: crate::rules::value::Value) -> bool {
+        use crate::rules::value::Value;
+        !self.value_dont_cares()
+            || v == Value::Win(1)
+            || (self.exact_results() && v != Value::Loss(0))
     }
 
     /// Whether the depth section holds the decisive slots' entries only

@@ -4,6 +4,49 @@
 use super::header::{DepthEntries, Encoding};
 use byteorder::{ByteOrder, LittleEndian as LE};
 
+/// The slots of eight trits (0, 1 or 2, one a byte of `word`, little-endian)
+/// that have a depth entry: bit 7 of each such slot's byte set, every other bit
+/// clear. Eight slots at a time, no branch on a trit.
+#[inline]
+fn entry_bits(entries: DepthEntries, word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Bit 7 set in each byte of `v` that is zero (exactly those: no carry
+    // crosses a byte, since every byte's low seven bits plus 0x7f fit).
+    let zero = |v: u64| !(((v & LOW7).wrapping_add(LOW7)) | v | LOW7);
+    match entries {
+        DepthEntries::Every => HIGH,
+        DepthEntries::Decisive => !zero(word) & HIGH,
+        DepthEntries::Losses => zero(word ^ 0x0202_0202_0202_0202),
+    }
+}
+
+/// The trits (0, 1 or 2) as words of eight, the last padded with draws.
+#[inline]
+fn trit_words(trits: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    let words = trits.chunks_exact(8);
+    let rest = words.remainder();
+    let last = (!rest.is_empty()).then(|| {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        u64::from_le_bytes(w)
+    });
+    words
+        .map(|c| u64::from_le_bytes(c.try_into().expect("eight bytes")))
+        .chain(last)
+}
+
+/// How many of `trits` (each 0, 1 or 2) have a depth entry ([`DepthEntries::has`]),
+/// eight at a time.
+pub(super) fn count_entries(entries: DepthEntries, trits: &[u8]) -> usize {
+    if entries == DepthEntries::Every {
+        return trits.len();
+    }
+    trit_words(trits).fold(0usize, |n, w| {
+        n.wrapping_add(entry_bits(entries, w).count_ones() as usize)
+    })
+}
+
 /// The trit of a code: 0 draw, 1 win, 2 loss.
 #[inline]
 pub(super) fn trit(code: u16) -> u8 {
@@ -96,12 +139,20 @@ pub(super) fn expand_depth(
     let width = encoding.raw_len(1) as usize;
     let mut out = vec![0u8; trits.len() * width];
     if width == 1 {
-        // One byte an entry: a byte copied, not a slice (the common case, and
-        // what a cold full-value probe waits for).
+        // One byte an entry (the common case, and what a cold full-value probe
+        // waits for): the slots with an entry found eight at a time, without a
+        // branch on each slot's trit (as unpredictable as the results), and
+        // only those written, in order. The entries must all be used.
+        if entries == DepthEntries::Every {
+            return (packed.len() == trits.len()).then(|| packed.to_vec());
+        }
         let mut stored = packed.iter();
-        for (t, slot) in trits.iter().zip(out.iter_mut()) {
-            if entries.has(*t) {
-                *slot = *stored.next()?;
+        for (w, word) in trit_words(trits).enumerate() {
+            let mut bits = entry_bits(entries, word);
+            while bits != 0 {
+                let at = w * 8 + (bits.trailing_zeros() / 8) as usize;
+                *out.get_mut(at)? = *stored.next()?;
+                bits &= bits - 1;
             }
         }
         return stored.next().is_none().then_some(out);
@@ -153,12 +204,35 @@ pub(super) fn extend_trits(
         return Ok(());
     }
     let mut i = range.start;
-    while i < range.end {
+    // A partial first byte, then whole bytes (five trits a fixed-size copy), then
+    // a partial last byte.
+    let partial = |i: usize, out: &mut Vec<u8>| -> Result<usize, usize> {
         let byte = *data.get(i / 5).ok_or(i)?;
         let trits = TRITS.get(byte as usize).ok_or(i)?;
         let stop = range.end.min((i / 5 + 1) * 5);
         out.extend_from_slice(&trits[i % 5..i % 5 + (stop - i)]);
-        i = stop;
+        Ok(stop)
+    };
+    if !i.is_multiple_of(5) && i < range.end {
+        i = partial(i, out)?;
+    }
+    let whole = (range.end - i) / 5;
+    if whole > 0 {
+        let first = i / 5;
+        let bytes = data.get(first..).unwrap_or_default();
+        let bytes = &bytes[..whole.min(bytes.len())];
+        out.reserve(whole * 5);
+        for (k, &byte) in bytes.iter().enumerate() {
+            let trits: &[u8; 5] = TRITS.get(byte as usize).ok_or(i + 5 * k)?;
+            out.extend_from_slice(trits);
+        }
+        if bytes.len() < whole {
+            return Err(i + 5 * bytes.len());
+        }
+        i += whole * 5;
+    }
+    if i < range.end {
+        partial(i, out)?;
     }
     Ok(())
 }

@@ -420,6 +420,51 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Value don't-cares that keep every result (`FLAG_EXACT_RESULTS`, the serving
+/// profile): flags 2 and 16 (no WDL rule), the stored results read as they
+/// are, a WDL-only copy without flags, and the option refused without value
+/// don't-cares.
+#[test]
+fn exact_results_are_flags_2_and_16_and_their_wdl_copy_has_no_flag() {
+    let dir = tmpdir("exact-results");
+    let codes = realistic_codes(12_345, 7);
+    let meta = meta_for(&codes);
+    // Some losses stored as `Loss(0)`, every result kept.
+    let filled: Vec<u16> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| if i % 3 == 0 && trit(c) == 2 { 1 } else { c })
+        .collect();
+    assert!(filled.iter().zip(&codes).filter(|(f, c)| f != c).count() > 10);
+    let opts = WriteOptions {
+        value_dont_cares: true,
+        exact_results: true,
+        loss_depths: true,
+        ..small_opts()
+    };
+    let path = dir.join("exact.mdb");
+    let h = write_subspace_with(&path, &meta, &filled, &opts).unwrap();
+    assert_eq!((h.version, h.flags), (VERSION_FLAGS, 2 | 4 | 8 | 16));
+    let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
+    assert!(f.value_dont_cares() && f.exact_results() && !f.wdl_dont_cares());
+    for (i, (&c, &stored)) in codes.iter().zip(&filled).enumerate() {
+        let want = [Wdl::Draw, Wdl::Win, Wdl::Loss][trit(c) as usize];
+        assert_eq!(f.wdl(i as u64).unwrap(), want, "{i}");
+        // Only a stored `Loss(0)` needs the capturing plies.
+        let v = Value::from_code(stored);
+        assert_eq!(f.value_is_exact(v), v != Value::Loss(0), "{i}");
+    }
+    let copy = write_wdl_only_copy(&f, &dir.join("copy.mdb")).unwrap();
+    assert_eq!(copy.flags, 0);
+    let no_dont_cares = WriteOptions {
+        value_dont_cares: false,
+        ..opts
+    };
+    let err = write_subspace_with(&dir.join("bad.mdb"), &meta, &codes, &no_dont_cares);
+    assert!(matches!(err, Err(FormatError::Input { .. })), "{err:?}");
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     let dir = tmpdir("value-dc");
@@ -495,6 +540,13 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
         (&path, 11),
         (&wdl_file, 12),
         (&path, 31),
+        // Exact results go with value don't-cares only, instead of the WDL rule.
+        (&path, 16),
+        (&path, 20),
+        (&path, 19),
+        (&wdl_file, 16),
+        (&wdl_file, 17),
+        (&path, 32 | 7),
     ] {
         let err = reopen_edited(&dir.join("bad.mdb"), fs::read(src).unwrap(), |b| {
             LE::write_u32(&mut b[202..], flags)

@@ -10,10 +10,10 @@ use super::model::{
 use super::pack::{half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
-    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
-    MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL,
-    VERSION_WDL_MODEL, xxh64,
+    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS,
+    FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
+    KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS,
+    VERSION_FULL, VERSION_WDL_MODEL, xxh64,
 };
 use crate::rules::Rules;
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -50,6 +50,10 @@ pub struct WriteOptions {
     /// full file of format version 2, written by `millbase repack`; not with
     /// `wdl_only`.
     pub value_dont_cares: bool,
+    /// The value don't-cares given keep every result true and store `Loss(0)`
+    /// only ([`super::FLAG_EXACT_RESULTS`], instead of
+    /// [`super::FLAG_WDL_DONT_CARES`]); only with `value_dont_cares`.
+    pub exact_results: bool,
     /// The depth section holds the decisive slots' entries only
     /// ([`super::FLAG_DECISIVE_DEPTHS`], format version 2): the default, which
     /// makes the depth section smaller; off, a full file without don't-cares is
@@ -76,8 +80,12 @@ pub const WDL_LEVEL: i32 = 15;
 pub const DEPTH_BLOCK: u32 = 1 << 18;
 
 /// Slots per WDL block of the serving profile (`millbase repack --profile
-/// serving`): 52 KB of packed trits, decompressed in under 100 µs.
-pub const SERVING_WDL_BLOCK: u32 = 1 << 18;
+/// serving`): 13 KB of packed trits, decompressed in about 20 µs.
+pub const SERVING_WDL_BLOCK: u32 = 1 << 16;
+
+/// Slots per WDL block of the serving profile's first files (with
+/// [`super::FLAG_WDL_DONT_CARES`]), still read.
+pub const SERVING_WDL_BLOCK_FIRST: u32 = 1 << 18;
 
 /// Slots per depth block of the serving profile: at most 64 KB of entries.
 pub const SERVING_DEPTH_BLOCK: u32 = 1 << 16;
@@ -86,10 +94,12 @@ pub const SERVING_DEPTH_BLOCK: u32 = 1 << 16;
 pub const SERVING_LEVEL: i32 = 19;
 
 /// The block sizes (WDL, depth) of the zstd-compressed sections this program
-/// writes: the build's ([`WriteOptions::default`]) and the serving profile's.
-pub const ZSTD_BLOCKS: [(u32, u32); 2] = [
+/// writes or wrote: the build's ([`WriteOptions::default`]), the serving
+/// profile's, and the serving profile's first.
+pub const ZSTD_BLOCKS: [(u32, u32); 3] = [
     (WDL_BLOCK, DEPTH_BLOCK),
     (SERVING_WDL_BLOCK, SERVING_DEPTH_BLOCK),
+    (SERVING_WDL_BLOCK_FIRST, SERVING_DEPTH_BLOCK),
 ];
 
 impl Default for WriteOptions {
@@ -103,6 +113,7 @@ impl Default for WriteOptions {
             wdl_only: false,
             wdl_dont_cares: false,
             value_dont_cares: false,
+            exact_results: false,
             decisive_depths: true,
             loss_depths: false,
             depth_model: false,
@@ -294,6 +305,7 @@ fn encode_subspace(
         || opts.depth_block == 0
         || (opts.wdl_dont_cares && !opts.wdl_only)
         || (opts.value_dont_cares && opts.wdl_only)
+        || (opts.exact_results && !opts.value_dont_cares)
         || (opts.depth_model && (!opts.loss_depths || opts.wdl_encoding != Encoding::Model))
     {
         return Err(input_error(path, "bad write options".into()));
@@ -444,7 +456,9 @@ fn encode_subspace(
     }
     h[200] = meta.hands[0];
     h[201] = meta.hands[1];
-    let dont_cares = if opts.value_dont_cares {
+    let dont_cares = if opts.value_dont_cares && opts.exact_results {
+        FLAG_VALUE_DONT_CARES | FLAG_EXACT_RESULTS
+    } else if opts.value_dont_cares {
         FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
     } else if opts.wdl_dont_cares {
         FLAG_WDL_DONT_CARES
@@ -467,7 +481,8 @@ fn encode_subspace(
 /// the same header data and the same WDL section, byte for byte (its checksums are
 /// checked first), without the depth section, as format version 2. The WDL section
 /// of a file with value don't-cares follows the WDL rule, so the copy keeps
-/// [`FLAG_WDL_DONT_CARES`]. The copy is version 5 if the WDL section is
+/// [`FLAG_WDL_DONT_CARES`]; that of a file with [`FLAG_EXACT_RESULTS`] holds every
+/// true result, and the copy has no flag. The copy is version 5 if the WDL section is
 /// model-coded, else version 2. Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
     let wdl = src.wdl_section_checked()?;

@@ -215,6 +215,15 @@ impl Fill {
         }
     }
 
+    /// Whether the fill keeps every canonical slot's result and stores nothing
+    /// but `Loss(0)` below the truth ([`Fill::Loss0`], [`Fill::Lean`]): the file
+    /// is written with exact results
+    /// ([`crate::table::format::FLAG_EXACT_RESULTS`]), so that a WDL probe is one
+    /// look-up.
+    pub fn keeps_results(self) -> bool {
+        matches!(self, Fill::Loss0 | Fill::Lean)
+    }
+
     /// The fill named `name`.
     pub fn parse(name: &str) -> Option<Fill> {
         Fill::ALL.into_iter().find(|f| f.name() == name)

@@ -273,9 +273,11 @@ impl PackOptions {
         wdl_level: WDL_LEVEL,
     };
 
-    /// The WDL package of `profile`, don't-cares filled: model-coded
+    /// The WDL package of `profile`: model-coded, don't-cares filled
     /// ([`Profile::Archive`]), or zstd-compressed in blocks of
-    /// [`SERVING_WDL_BLOCK`] slots ([`Profile::Serving`]).
+    /// [`SERVING_WDL_BLOCK`] slots, every result true, so that a probe is one
+    /// look-up ([`Profile::Serving`]; from a directory of the serving profile
+    /// the sections are copied).
     pub fn profile(profile: Profile) -> PackOptions {
         match profile {
             Profile::Archive => PackOptions {
@@ -284,7 +286,7 @@ impl PackOptions {
                 ..PackOptions::default()
             },
             Profile::Serving => PackOptions {
-                dont_cares: true,
+                dont_cares: false,
                 coding: Some(Encoding::Trits5),
                 wdl_block: SERVING_WDL_BLOCK,
                 wdl_level: SERVING_LEVEL,

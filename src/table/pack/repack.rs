@@ -337,7 +337,12 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
         && h.depth.is_some_and(|d| {
             d.encoding == Encoding::DepthModel || d.block_slots == opts.depth_block
         });
-    depths && coding && depth_coding && blocks && (f.value_dont_cares() || opts.fill.is_none())
+    // The fill's kind of don't-cares: results kept ([`Fill::keeps_results`]) or not.
+    let fill = match opts.fill {
+        Some(fill) => f.value_dont_cares() && f.exact_results() == fill.keeps_results(),
+        None => true,
+    };
+    depths && coding && depth_coding && blocks && fill
 }
 
 /// One sector to repack.
@@ -440,6 +445,7 @@ impl Job<'_> {
         };
         let opts = WriteOptions {
             value_dont_cares: counts.is_some(),
+            exact_results: counts.is_some() && self.opts.fill.is_some_and(Fill::keeps_results),
             loss_depths: self.opts.loss_depths,
             depth_level: self.opts.depth_level,
             wdl_encoding: if self.opts.wdl_model {
@@ -654,13 +660,20 @@ pub fn check_stored(
                 if at >= probe_from {
                     probe_from = next_probe(at + 1);
                 }
+                let stored = Value::from_code(code);
+                // With exact results a WDL probe reads the stored result as it is.
+                if staged.exact_results() && stored.wdl() != Value::from_code(truth[slot]).wdl() {
+                    return Err(differs(slot, stored));
+                }
                 let pos = sector.position(own, opp);
                 let found = if through_reader(at) {
                     tb.value_in(staged, &pos)?
+                } else if staged.value_is_exact(stored) {
+                    stored
                 } else {
-                    tb.true_value(&pos, Value::from_code(code))?
+                    tb.true_value(&pos, stored)?
                 };
-                let worse = Value::from_code(code).cmp_goodness(Value::from_code(truth[slot]));
+                let worse = stored.cmp_goodness(Value::from_code(truth[slot]));
                 if found.code() != truth[slot] || worse.is_gt() {
                     return Err(differs(slot, found));
                 }

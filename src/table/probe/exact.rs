@@ -56,7 +56,7 @@ impl Tablebase {
             return Ok(v);
         }
         let stored = file.value(slot)?;
-        if !file.value_dont_cares() || stored == Value::Win(1) {
+        if file.value_is_exact(stored) {
             return Ok(stored);
         }
         self.true_value(pos, stored)
@@ -169,7 +169,7 @@ impl Tablebase {
         if !under(stored) {
             return Ok(None);
         }
-        if !file.value_dont_cares() {
+        if file.value_is_exact(stored) {
             return Ok(Some(stored));
         }
         self.raise_by_captures(pos, stored, bound)
@@ -218,7 +218,10 @@ impl Tablebase {
         let mut lost = Vec::new();
         for c in children.into_iter().filter(|c| c.stored == Wdl::Loss) {
             let (stored, exact) = match c.at {
-                Some((file, slot)) => (file.value(slot)?, !file.value_dont_cares()),
+                Some((file, slot)) => {
+                    let stored = file.value(slot)?;
+                    (stored, file.value_is_exact(stored))
+                }
                 // A derived sector's or an unopened file's: exact, or the error.
                 None => (self.stored(&c.pos)?, true),
             };

@@ -1,7 +1,7 @@
 //! Probing a database directory: exact values and best plies for positions of both
 //! phases.
 //!
-//! [`Tablebase::open`] reads `manifest.json` (if present) and notes which `k-l.mdb`
+//! [`Tablebase::open`] reads `manifest.json`'s rules entry (if present) and notes which `k-l.mdb`
 //! files exist; nothing else. More directories can be added
 //! ([`Tablebase::add_directory`]). Each file is mapped and its header checked the
 //! first time a position of its subspace is probed (kept in a `OnceLock`), and each
@@ -58,8 +58,11 @@ pub struct Tablebase {
     cache: Arc<BlockCache>,
     rules: &'static Rules,
     fingerprint: u64,
-    manifest: Option<Manifest>,
-    manifest_problem: Option<String>,
+    /// The manifest's bytes until it is read whole ([`Tablebase::manifest`]), or
+    /// why they could not be read.
+    manifest_bytes: std::sync::Mutex<Result<Option<Vec<u8>>, String>>,
+    /// The manifest read whole on first use, or why it could not be.
+    manifest: OnceLock<Result<Option<Manifest>, String>>,
     index: &'static Index,
     /// Per sector, at [`Tablebase::slot`].
     slots: Vec<Slot>,
@@ -74,7 +77,11 @@ struct Slot {
     /// The directory marking the sector derived ([`crate::table::pack::derived`]), if no
     /// earlier one has its file.
     derived: Option<usize>,
-    file: OnceLock<SubspaceFile>,
+    /// Boxed: a `Tablebase` has a slot for every possible sector (thousands),
+    /// and an open file's state is hundreds of bytes, which every opening of the
+    /// directory would otherwise allocate and clear (the first cost of a cold
+    /// probe).
+    file: OnceLock<Box<SubspaceFile>>,
 }
 
 // Probes from many threads share one `Tablebase`.
@@ -124,14 +131,31 @@ impl Tablebase {
         self.rules
     }
 
-    /// The manifest, if the directory has a readable one.
+    /// The manifest, if the directory has a readable one (read whole the first
+    /// time it is asked for: opening reads its rules entry only).
     pub fn manifest(&self) -> Option<&Manifest> {
-        self.manifest.as_ref()
+        self.loaded_manifest().as_ref().ok()?.as_ref()
     }
 
     /// Why the manifest could not be read, if it could not.
     pub fn manifest_problem(&self) -> Option<&str> {
-        self.manifest_problem.as_deref()
+        self.loaded_manifest().as_ref().err().map(String::as_str)
+    }
+
+    /// The manifest read whole from the bytes kept at opening.
+    fn loaded_manifest(&self) -> &Result<Option<Manifest>, String> {
+        self.manifest.get_or_init(|| {
+            let mut bytes = self
+                .manifest_bytes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match std::mem::replace(&mut *bytes, Ok(None)) {
+                Ok(Some(b)) => Manifest::parse(self.dir(), &b)
+                    .map(Some)
+                    .map_err(|e| e.to_string()),
+                other => other.map(|_| None),
+            }
+        })
     }
 
     /// Records `e` as the first damage met (see [`Tablebase::damage`]).

@@ -4,7 +4,7 @@
 use super::{ProbeError, Slot, Tablebase};
 use crate::rules::Rules;
 use crate::rules::position::Position;
-use crate::table::dir::manifest::Manifest;
+use crate::table::dir::manifest::{Manifest, ManifestRules};
 use crate::table::format::{Expect, FormatError, SubspaceFile};
 use crate::table::index::Index;
 use crate::table::sector::Sector;
@@ -26,14 +26,16 @@ fn not_a_directory(path: &Path) -> Option<String> {
 }
 
 impl Tablebase {
-    /// Opens the database directory `dir`: reads `manifest.json` if there is one and
-    /// registers the database files present. Opens no database file yet. A damaged
-    /// manifest is not an error (the files are authoritative); see
-    /// [`Tablebase::manifest_problem`].
+    /// Opens the database directory `dir`: reads `manifest.json` if there is one
+    /// (its rules entry at once, the rest when first asked for:
+    /// [`Tablebase::manifest`]) and registers the database files present. Opens
+    /// no database file yet. A damaged manifest is not an error (the files are
+    /// authoritative); see [`Tablebase::manifest_problem`].
     ///
-    /// The rules are the manifest's (a name of [`Rules::names`], or `NAME-N` for a
-    /// reduced game); without a readable manifest (missing, damaged, or of rules this program does
-    /// not know), those the database files' headers name
+    /// The rules are the manifest's rules entry (a name of [`Rules::names`], or
+    /// `NAME-N` for a reduced game); without one (no manifest, one that is not
+    /// JSON, or a rules entry damaged or of rules this program does not know),
+    /// those the database files' headers name
     /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
@@ -43,16 +45,20 @@ impl Tablebase {
                 what: not_a_directory(dir),
             });
         }
-        let (manifest, manifest_problem) = match Manifest::load(dir) {
-            Ok(m) => (m, None),
-            Err(e) => (None, Some(e.to_string())),
+        // Only the manifest's rules entry is read now: a cold probe opens the
+        // directory first, and the whole manifest (an entry per file) costs more
+        // to read than the probe. The rest is read when first asked for.
+        let bytes = Manifest::read(dir).map_err(|e| e.to_string());
+        let head = match &bytes {
+            Ok(Some(b)) => ManifestRules::parse(b),
+            _ => None,
         };
         // Without a readable manifest of known rules, the files' headers say (each
         // carries the rules' name and fingerprint).
-        let rules = manifest
+        let rules = head
             .as_ref()
             .and_then(|m| Rules::by_name(&m.rules.name))
-            .filter(|r| manifest.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .filter(|r| head.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
             .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
         let n = rules.stones as usize + 1;
@@ -68,8 +74,8 @@ impl Tablebase {
             cache: Arc::default(),
             rules,
             fingerprint: rules.fingerprint(),
-            manifest,
-            manifest_problem,
+            manifest_bytes: std::sync::Mutex::new(bytes),
+            manifest: OnceLock::new(),
             index: Index::for_rules(rules),
             slots,
             damage: OnceLock::new(),
@@ -108,19 +114,61 @@ impl Tablebase {
     fn register(&mut self, dir: &Path) {
         let number = self.dirs.len();
         self.dirs.push(dir.to_path_buf());
-        // The directory's names, listed once (a stat per possible sector costs
-        // milliseconds where the rules allow thousands); without a listing, each
-        // name is looked up.
-        let names: Option<std::collections::HashSet<std::ffi::OsString>> =
-            std::fs::read_dir(dir).ok().map(|entries| {
-                entries
-                    .filter_map(|e| e.ok().map(|e| e.file_name()))
-                    .collect()
-            });
-        let present = |name: String| match &names {
-            Some(names) => names.contains(std::ffi::OsStr::new(&name)),
-            None => std::fs::symlink_metadata(dir.join(name)).is_ok(),
+        // The directory's names, listed once and each read as a sector (a stat,
+        // or a name formatted, per possible sector costs milliseconds where the
+        // rules allow thousands, and a cold probe opens the directory first);
+        // without a listing, each name is looked up.
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            self.register_by_lookup(dir, number);
+            return;
         };
+        let mut markers = Vec::new();
+        for name in entries.filter_map(|e| e.ok().map(|e| e.file_name())) {
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            // Anything in a file's place is registered (a FIFO, a directory, a
+            // dangling link too), so that a probe names what is wrong with it
+            // instead of calling the file missing.
+            if let Some(s) = self.sector_named(name, ".mdb") {
+                let i = self.slot_number(s);
+                if self.slots[i].dir.is_none() && self.slots[i].derived.is_none() {
+                    self.slots[i].dir = Some(number);
+                }
+            } else if let Some(s) = self.sector_named(name, ".derived") {
+                markers.push(s);
+            }
+        }
+        // A sector's file comes before its marker in the same directory.
+        for s in markers {
+            let i = self.slot_number(s);
+            if self.slots[i].dir.is_none()
+                && self.slots[i].derived.is_none()
+                && crate::table::dir::is_derived(dir, self.rules, s)
+            {
+                self.slots[i].derived = Some(number);
+            }
+        }
+    }
+
+    /// The sector whose file (or marker) is named `name` with `suffix`, if it is
+    /// one a directory of these rules may hold, named as this program names it.
+    fn sector_named(&self, name: &str, suffix: &str) -> Option<Sector> {
+        let stem = name.strip_suffix(suffix)?;
+        let s = Sector::parse(stem)?;
+        let n = self.rules.stones;
+        let wanted = if s.is_moving() {
+            s.k >= 3 && s.l >= 3 && s.k <= n && s.l <= n
+        } else {
+            s.k <= n && s.l <= n && s.hk <= n && s.hl <= n && s.is_valid(self.rules)
+        };
+        (wanted && s.name() == stem).then_some(s)
+    }
+
+    /// [`Tablebase::register`] without a listing of the directory: each possible
+    /// sector's names looked up.
+    fn register_by_lookup(&mut self, dir: &Path, number: usize) {
+        let present = |name: String| std::fs::symlink_metadata(dir.join(name)).is_ok();
         for i in 0..self.slots.len() {
             let s = self.sector_at(i);
             let wanted = if s.is_moving() {
@@ -132,9 +180,6 @@ impl Tablebase {
             if taken || !wanted {
                 continue;
             }
-            // Anything in the file's place is registered (a FIFO, a directory, a
-            // dangling link too), so that a probe names what is wrong with it instead
-            // of calling the file missing.
             if present(s.file_name()) {
                 self.slots[i].dir = Some(number);
             } else if present(crate::table::dir::derived_marker(s))
@@ -143,6 +188,13 @@ impl Tablebase {
                 self.slots[i].derived = Some(number);
             }
         }
+    }
+
+    /// The number of sector `s`'s slot (its counts at most the rules' stones).
+    fn slot_number(&self, s: Sector) -> usize {
+        let n = self.rules.stones as usize + 1;
+        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(|x| x as usize);
+        ((k * n + l) * n + hk) * n + hl
     }
 
     /// The sector of slot `i` (see [`Tablebase::slot`]).
@@ -253,9 +305,17 @@ impl Tablebase {
             _ => return Err(self.missing(s)),
         };
         if let Some(f) = slot.file.get() {
-            return Ok(f);
+            return Ok(&**f);
         }
         self.open_file(slot, &self.dirs[dir], s)
+    }
+
+    /// The files opened so far (by probes, or by [`Tablebase::sector_file`]): how
+    /// much a probe touched, for measurements.
+    pub fn opened_files(&self) -> impl Iterator<Item = &SubspaceFile> {
+        self.slots
+            .iter()
+            .filter_map(|slot| slot.file.get().map(|f| &**f))
     }
 
     #[cold]
@@ -270,8 +330,8 @@ impl Tablebase {
         let path = dir.join(s.file_name());
         let file = SubspaceFile::open_cached(&path, &expect, self.cache.clone())?;
         // A racing thread may have opened it too; either is the same file.
-        let _ = slot.file.set(file);
-        Ok(slot.file.get().expect("just set"))
+        let _ = slot.file.set(Box::new(file));
+        Ok(&**slot.file.get().expect("just set"))
     }
 
     fn missing(&self, s: Sector) -> ProbeError {

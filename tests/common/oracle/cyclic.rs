@@ -28,6 +28,7 @@
 use super::{Board, binom};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 /// A value: `('W', n)`, `('L', n)` or `('D', 0)`, as the other oracles give.
@@ -78,6 +79,36 @@ impl GameRules {
 /// the side to move and the opponent.
 pub type Key = (u32, u32, u32, u32);
 
+/// The solved positions of each key (looked up once per ply: hashed by
+/// [`KeyHasher`]).
+type Tables = HashMap<Key, Vec<AtomicU16>, BuildHasherDefault<KeyHasher>>;
+
+/// A hasher for the keys of [`Tables`], four small counts: a multiply per count
+/// (the default hasher's resistance to chosen keys is not needed here, and its
+/// cost showed in profiles of the solver).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(7) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 const UNDECIDED: u16 = 0;
 const INVALID: u16 = 0xFFFF;
 const WIN: u16 = 0x4000;
@@ -102,7 +133,7 @@ fn decode(c: u16) -> Val {
 
 /// The solved placement phase.
 pub struct Cyclic {
-    tables: HashMap<Key, Vec<AtomicU16>>,
+    tables: Tables,
     /// Points of the board.
     n: u32,
     /// `c[p][i]` = `C(p, i)`.
@@ -228,7 +259,7 @@ impl Solver<'_> {
         any
     }
 
-    fn code(&self, tables: &HashMap<Key, Vec<AtomicU16>>, child: &Child) -> u16 {
+    fn code(&self, tables: &Tables, child: &Child) -> u16 {
         match *child {
             Child::Known(c) => c,
             Child::Inner(key, slot) => tables[&key][slot].load(Relaxed),
@@ -237,12 +268,7 @@ impl Solver<'_> {
 
     /// The new code of `(own, opp)` with hands `hk`, `hl` in pass `n`, or
     /// `UNDECIDED`.
-    fn decide(
-        &self,
-        tables: &HashMap<Key, Vec<AtomicU16>>,
-        n: u16,
-        (own, opp, hk, hl): (u32, u32, u32, u32),
-    ) -> u16 {
+    fn decide(&self, tables: &Tables, n: u16, (own, opp, hk, hl): (u32, u32, u32, u32)) -> u16 {
         let mut all_won = true;
         let mut max_win: i32 = -1;
         let mut win = false;
@@ -318,7 +344,7 @@ impl Cyclic {
                 }
             }
         }
-        let mut tables = HashMap::new();
+        let mut tables = Tables::default();
         // The positions of each key, as `(own, opp)`, opponent-major.
         let mut work: Vec<(Key, Vec<(u32, u32)>)> = Vec::new();
         for &(k, l, hk, hl) in &keys {

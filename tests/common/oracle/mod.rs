@@ -47,16 +47,27 @@
 //! order and in parallel. Both conditions are checked with exact equality, and a
 //! successor that would have decided a position earlier is an assertion failure.
 //!
-//! Termination and skipping: if pass `n` decides nothing, no position of the pair
-//! has distance `n`, so pass `n + 1` can only decide a position through a successor
-//! outside the pair at distance `n`; by induction the next useful pass is `d + 1`
-//! for the least outside distance `d >= n`, and without one we are done. What is
+//! Which positions a pass looks at: a position of distance `n` has a successor of
+//! distance `n - 1` (a `Win(n)` its fastest lost one, a `Loss(n)` its slowest won
+//! one), decided in pass `n - 1` or outside the pair. So pass `n >= 2` looks only at
+//! the undecided positions with a move into a position decided in pass `n - 1`
+//! (found by moving a stone of that position's opponent back: the same move
+//! tables, read the other way) or with a capture into a position outside the pair
+//! at distance `n - 1`; passes 0 and 1 look at every position (stuck ones, and wins
+//! by a capture to two stones). Looking at more positions changes nothing (the test
+//! above decides only those of distance `n`); one missed would be left undecided,
+//! a draw, which the tests against the builder and against each position's
+//! successors would report. Every pass decides the same positions as a pass over
+//! all of them would.
+//!
+//! Termination: if pass `n` decides nothing and no position outside the pair has a
+//! distance `>= n`, no later pass has a successor to decide anything by; what is
 //! never decided is a draw.
 //!
-//! Speed: a pass only looks at the positions still undecided, in opponent-major
-//! order so that the successors of consecutive positions share one row of the
-//! partner table; moves of each stone set are precomputed (rank after the move,
-//! whether it closes a mill).
+//! Speed: passes look at their positions in opponent-major order, so that the
+//! successors of consecutive positions share one row of the partner table; moves
+//! of each stone set are precomputed (rank after the move, whether it closes a
+//! mill).
 
 #![allow(dead_code)]
 
@@ -64,7 +75,7 @@ pub mod cyclic;
 pub mod placement;
 
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 
 /// The crate's point numbering (bit `i` is the `i`-th name), from the brief.
 pub const CRATE_ORDER: &str = "d5 e5 e4 e3 d3 c3 c4 c5 \
@@ -578,6 +589,64 @@ impl Ctx<'_> {
         UNDECIDED
     }
 
+    /// Calls `visit` with the slot, in `T`'s partner table, of every position with a
+    /// quiet move into `(own, opp)` of table `T`: the opponent `opp` moved one stone
+    /// back from `t` to an empty `f` (a move of the set `opp` from `t` to `f`, as
+    /// [`Ranking`] lists them: adjacent, or anywhere when three stones fly), where
+    /// the move `f` to `t` closed no mill of `opp`.
+    fn quiet_predecessors(&self, own: u32, opp: u32, mut visit: impl FnMut(u32)) {
+        let (ra, rb) = (
+            self.ranking(own.count_ones()),
+            self.ranking(opp.count_ones()),
+        );
+        let own_rank = ra.rank(own);
+        let milled = self.board.in_mills(opp);
+        for &e in rb.moves_of(rb.rank(opp) as usize) {
+            let before = e & 0x3FFF;
+            let (f, t) = (e >> 14 & 31, opp & !rb.sets[before as usize]);
+            if own >> f & 1 == 0 && t & milled == 0 {
+                visit(before * ra.len() as u32 + own_rank);
+            }
+        }
+    }
+
+    /// Calls `visit` with the slot, in the pair table `k-l` whose capture target is
+    /// `(l-1)-k`, of every position with a capture into `(own, opp)` of that target:
+    /// the opponent `opp` (`k` stones) moved back from `t`, on a mill of `opp`, to an
+    /// empty `f`, and a stone `r` of the side to move, removable from `own | r`, put
+    /// back on an empty point other than `f`.
+    fn capture_predecessors(&self, own: u32, opp: u32, mut visit: impl FnMut(u32)) {
+        let b = self.board;
+        let (rk, rl) = (
+            self.ranking(opp.count_ones()),
+            self.ranking(own.count_ones() + 1),
+        );
+        let milled = b.in_mills(opp);
+        let empty = b.full & !(own | opp);
+        // The stones `r` that may have been removed.
+        let mut removed = 0;
+        for r in (0..b.n).map(|p| 1u32 << p).filter(|r| empty & r != 0) {
+            let before = own | r;
+            let protected = b.in_mills(before);
+            if before & !protected == 0 || r & protected == 0 {
+                removed |= r;
+            }
+        }
+        for &e in rk.moves_of(rk.rank(opp) as usize) {
+            let moved_back = e & 0x3FFF;
+            let (f, t) = (e >> 14 & 31, opp & !rk.sets[moved_back as usize]);
+            if own >> f & 1 == 1 || t & milled == 0 {
+                continue;
+            }
+            let mut rs = removed & !(1 << f);
+            while rs != 0 {
+                let r = rs & rs.wrapping_neg();
+                rs &= rs - 1;
+                visit(moved_back * rl.len() as u32 + rl.rank(own | r));
+            }
+        }
+    }
+
     /// Solves the subspaces `(k, l)` of one pair by forward passes; returns the
     /// tables and the number of passes.
     fn solve_pair(&self, shapes: &[(u32, u32)]) -> (Vec<Table>, u32) {
@@ -596,14 +665,14 @@ impl Ctx<'_> {
                 Table { k, l, cells }
             })
             .collect();
-        // Per table: its partner, its capture target, and the slots still undecided
-        // (a pass only looks at those; the list shrinks as positions are decided).
-        let mut work: Vec<(&Table, &Table, Option<&Table>, Vec<u32>)> = pair
+        // Per table: its partner (as a table and its place in `pair`) and its
+        // capture target.
+        let work: Vec<(&Table, usize, Option<&Table>)> = pair
             .iter()
             .map(|t| {
                 let next = pair
                     .iter()
-                    .find(|u| u.k == t.l && u.l == t.k)
+                    .position(|u| u.k == t.l && u.l == t.k)
                     .expect("partner");
                 let lower = (t.l > 3).then(|| {
                     self.lower
@@ -611,67 +680,145 @@ impl Ctx<'_> {
                         .find(|u| u.k == t.l - 1 && u.l == t.k)
                         .expect("lower subspace solved first")
                 });
-                // Opponent-major order: consecutive positions share the opponent
-                // set, so their quiet successors all lie in one row of `next`
-                // (rank(opp) * C(24,k) + ..), which stays in cache.
-                let (nk, nl) = (self.ranking(t.k).len(), self.ranking(t.l).len());
-                let todo = (0..nl)
-                    .flat_map(|j| (0..nk).map(move |i| (i * nl + j) as u32))
-                    .filter(|&i| t.cells[i as usize].load(Relaxed) == UNDECIDED)
-                    .collect();
-                (t, next, lower, todo)
+                (t, next, lower)
             })
             .collect();
-        // Distances of the positions outside the pair (terminal: 0).
-        let mut external = vec![false; DIST as usize + 1];
-        external[0] = true;
-        for t in self.lower {
-            for c in t.cells.iter() {
-                let c = c.load(Relaxed);
-                if c != INVALID && c != UNDECIDED {
-                    external[(c & DIST) as usize] = true;
+        // Per table, the slots of its capture target by distance (the positions
+        // outside the pair; terminal captures, to two stones, have distance 0).
+        let outside: Vec<Vec<Vec<u32>>> = work
+            .iter()
+            .map(|(_, _, lower)| {
+                let mut by_distance: Vec<Vec<u32>> = Vec::new();
+                for (slot, c) in lower.iter().flat_map(|lo| lo.cells.iter().enumerate()) {
+                    let c = c.load(Relaxed);
+                    if c != INVALID && c != UNDECIDED {
+                        let d = (c & DIST) as usize;
+                        if by_distance.len() <= d {
+                            by_distance.resize(d + 1, Vec::new());
+                        }
+                        by_distance[d].push(slot as u32);
+                    }
                 }
-            }
-        }
+                by_distance
+            })
+            .collect();
+        let last_outside = outside.iter().map(|o| o.len()).max().unwrap_or(0);
         let mut passes = 0;
         let mut n: u16 = 0;
+        // The positions decided in the last pass, per table.
+        let mut last: Vec<Vec<u32>> = vec![Vec::new(); work.len()];
         loop {
-            let mut decided = 0usize;
-            for (t, next, lower, todo) in work.iter_mut() {
-                let before = todo.len();
-                *todo = todo
+            let mut decided_now = Vec::with_capacity(work.len());
+            for (i, &(t, next, lower)) in work.iter().enumerate() {
+                let todo: Vec<u32> = if n <= 1 {
+                    // Passes 0 and 1 look at every position: stuck ones, and wins by
+                    // a capture to two stones.
+                    // Opponent-major order: consecutive positions share the
+                    // opponent set, so their quiet successors all lie in one row
+                    // of the partner table (rank(opp) * C(24,k) + ..), which stays
+                    // in cache.
+                    let (nk, nl) = (self.ranking(t.k).len(), self.ranking(t.l).len());
+                    (0..nl)
+                        .flat_map(|j| (0..nk).map(move |i| (i * nl + j) as u32))
+                        .filter(|&s| t.cells[s as usize].load(Relaxed) == UNDECIDED)
+                        .collect()
+                } else {
+                    self.candidates(t, &pair[next], &last[next], lower, &outside[i], n)
+                };
+                let next = &pair[next];
+                let decided: Vec<u32> = todo
                     .par_iter()
                     .copied()
                     .filter(|&slot| {
-                        let code = self.decide(n, slot as usize, t, next, *lower);
+                        let code = self.decide(n, slot as usize, t, next, lower);
                         if code == UNDECIDED {
-                            return true;
+                            return false;
                         }
                         t.cells[slot as usize].store(code, Relaxed);
-                        false
+                        true
                     })
                     .collect();
-                decided += before - todo.len();
+                decided_now.push(decided);
             }
+            let decided: usize = decided_now.iter().map(Vec::len).sum();
             if std::env::var_os("ORACLE_VERBOSE").is_some() {
                 eprintln!("oracle {shapes:?}: pass {n} decided {decided}");
             }
             passes += 1;
-            if decided > 0 {
-                n += 1;
-                continue;
+            last = decided_now;
+            // A later pass decides a position only through a successor decided in
+            // the pass before it, in the pair or outside: none is left.
+            if decided == 0 && n >= 1 && n as usize >= last_outside {
+                return (pair, passes);
             }
-            // Pass n decided nothing, so no position of the pair has distance n,
-            // and pass n + 1 can only decide a position through a successor
-            // outside the pair at distance n. By induction the next pass that can
-            // decide anything is d + 1 for the least outside distance d >= n;
-            // without one, we are done.
-            match (n as usize..external.len()).find(|&d| external[d]) {
-                Some(d) => n = d as u16 + 1,
-                None => return (pair, passes),
-            }
+            n += 1;
             assert!(n < DIST, "distance overflow");
         }
+    }
+
+    /// The positions of `t` that pass `n` (at least 2) must look at: those still
+    /// undecided with a successor of distance `n - 1`, which pass `n - 1` decided
+    /// (`last`, positions of the partner table `next`) or which lies outside the
+    /// pair (`outside[n - 1]`, positions of the capture target `lower`). A position
+    /// of distance `n` has such a successor (a `Win(n)` its fastest lost one, a
+    /// `Loss(n)` its slowest won one), so no other can be decided in pass `n`.
+    fn candidates(
+        &self,
+        t: &Table,
+        next: &Table,
+        last: &[u32],
+        lower: Option<&Table>,
+        outside: &[Vec<u32>],
+        n: u16,
+    ) -> Vec<u32> {
+        let seen: Vec<AtomicU64> = (0..t.cells.len().div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let first = |slot: u32| {
+            let bit = 1u64 << (slot % 64);
+            t.cells[slot as usize].load(Relaxed) == UNDECIDED
+                && seen[slot as usize / 64].fetch_or(bit, Relaxed) & bit == 0
+        };
+        let position = |u: &Table, slot: u32| {
+            let nl = self.ranking(u.l).len();
+            let own = self.ranking(u.k).sets[slot as usize / nl];
+            (own, self.ranking(u.l).sets[slot as usize % nl])
+        };
+        let mut out: Vec<u32> = last
+            .par_iter()
+            .flat_map_iter(|&slot| {
+                let (own, opp) = position(next, slot);
+                let mut found = Vec::new();
+                self.quiet_predecessors(own, opp, |p| {
+                    if first(p) {
+                        found.push(p);
+                    }
+                });
+                found
+            })
+            .collect();
+        if let (Some(lo), Some(slots)) = (lower, outside.get(n as usize - 1)) {
+            out.par_extend(slots.par_iter().flat_map_iter(|&slot| {
+                let (own, opp) = position(lo, slot);
+                let mut found = Vec::new();
+                self.capture_predecessors(own, opp, |p| {
+                    if first(p) {
+                        found.push(p);
+                    }
+                });
+                found
+            }));
+        }
+        // In opponent-major order (see the full passes): sorted as the numbers
+        // rank(opp) * C(24,k) + rank(own).
+        let (nk, nl) = (
+            self.ranking(t.k).len() as u32,
+            self.ranking(t.l).len() as u32,
+        );
+        out.par_iter_mut().for_each(|s| *s = *s % nl * nk + *s / nl);
+        out.par_sort_unstable();
+        out.par_iter_mut().for_each(|s| *s = *s % nk * nl + *s / nk);
+        out
     }
 }
 

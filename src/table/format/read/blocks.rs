@@ -6,7 +6,7 @@ use crate::rules::Rules;
 use crate::table::format::cache::{BlockCache, Blocks};
 use crate::table::format::coder::{Model, load_prior_of};
 use crate::table::format::model::{Geometry, decode_block};
-use crate::table::format::pack::{expand_depth, trits5};
+use crate::table::format::pack::{count_entries, expand_depth, trits5};
 use crate::table::format::{
     BLOCK_ENTRY_LEN, DepthEntries, FormatError, Header, Section, depth_model, model, xxh64,
 };
@@ -71,7 +71,10 @@ impl<'a> Src<'a> {
 /// A section as the reader uses it: entry and block table.
 pub(super) struct SectionReader {
     pub(super) info: Section,
-    pub(super) blocks: Vec<Block>,
+    /// The block table, read and checked on first use ([`SectionReader::table`]).
+    blocks: OnceLock<Vec<Block>>,
+    /// The table's name in a checksum error.
+    table_name: &'static str,
     pub(super) name: &'static str,
     /// The section's blocks in the cache.
     pub(super) cached: Arc<Blocks>,
@@ -165,7 +168,8 @@ fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
 }
 
 impl SectionReader {
-    /// Checks the section's geometry and table against the file and reads the table.
+    /// Checks the section's geometry against the file, and its table now if
+    /// `eager` (else with the first block read: [`SectionReader::table`]).
     pub(super) fn new(
         path: &Path,
         map: &[u8],
@@ -173,7 +177,7 @@ impl SectionReader {
         size: u64,
         (name, table_name): (&'static str, &'static str),
         mut model: Option<ModelCodec>,
-        (cache, file): (&BlockCache, u32),
+        (cache, file, eager): (&BlockCache, u32, bool),
     ) -> Result<SectionReader, FormatError> {
         let corrupt = |what: String| FormatError::Corrupt {
             path: path.to_path_buf(),
@@ -209,16 +213,58 @@ impl SectionReader {
                 "{name} section shorter than its block table"
             )));
         }
+        let mut reader = SectionReader {
+            info,
+            blocks: OnceLock::new(),
+            table_name,
+            name,
+            cached: cache.blocks(file, info.blocks as usize),
+            model: None,
+        };
+        if eager {
+            reader.table(path, map)?;
+        }
+        if let Some(m) = &mut model {
+            // The prior's bytes are checked now, read on first use.
+            let stored = reader.compressed(path, Src { map, file: None }, 0)?;
+            m.stored = !stored.is_empty();
+            if m.stored && m.geometry.block_slots() != info.block_slots as u64 {
+                return Err(corrupt(format!(
+                    "model-coded {name} section in blocks of {} slots; the rules give {}",
+                    info.block_slots,
+                    m.geometry.block_slots()
+                )));
+            }
+        }
+        reader.model = model;
+        Ok(reader)
+    }
+
+    /// The block table, checked (its checksum, each block where the one before
+    /// ends, the blocks filling the section) and read the first time: a section
+    /// opened lazily (the depth section) costs a WDL probe nothing, not even a
+    /// read of its table from the disk.
+    pub(super) fn table(&self, path: &Path, map: &[u8]) -> Result<&[Block], FormatError> {
+        if let Some(blocks) = self.blocks.get() {
+            return Ok(blocks);
+        }
+        let (info, name) = (self.info, self.name);
+        let corrupt = |what: String| FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        // The table's bounds were checked against the file at open.
+        let table_len = info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
         let table = &map[info.offset as usize..(info.offset + table_len) as usize];
         if xxh64(table) != info.table_checksum {
             return Err(FormatError::Checksum {
                 path: path.to_path_buf(),
-                section: table_name,
+                section: self.table_name,
                 block: None,
             });
         }
         let mut at = info.offset + table_len;
-        let mut out = Vec::with_capacity(blocks as usize);
+        let mut out = Vec::with_capacity(info.blocks as usize);
         for (i, e) in table.chunks_exact(BLOCK_ENTRY_LEN).enumerate() {
             let b = Block {
                 offset: LE::read_u64(&e[0..]),
@@ -236,27 +282,9 @@ impl SectionReader {
         if at != info.offset + info.length {
             return Err(corrupt(format!("{name} blocks do not fill the section")));
         }
-        let mut reader = SectionReader {
-            info,
-            blocks: out,
-            name,
-            cached: cache.blocks(file, info.blocks as usize),
-            model: None,
-        };
-        if let Some(m) = &mut model {
-            // The prior's bytes are checked now, read on first use.
-            let stored = reader.compressed(path, Src { map, file: None }, 0)?;
-            m.stored = !stored.is_empty();
-            if m.stored && m.geometry.block_slots() != info.block_slots as u64 {
-                return Err(corrupt(format!(
-                    "model-coded {name} section in blocks of {} slots; the rules give {}",
-                    info.block_slots,
-                    m.geometry.block_slots()
-                )));
-            }
-        }
-        reader.model = model;
-        Ok(reader)
+        // A racing thread may have read it too: the same bytes, the same table.
+        let _ = self.blocks.set(out);
+        Ok(self.blocks.get().expect("just set"))
     }
 
     /// The model a block of this section starts from, if the section is model-coded
@@ -301,7 +329,7 @@ impl SectionReader {
         src: Src<'m>,
         b: usize,
     ) -> Result<Cow<'m, [u8]>, FormatError> {
-        let blk = self.blocks[b];
+        let blk = self.table(path, src.map)?[b];
         // The table was checked against the section bounds at open.
         let bytes = src.bytes(path, blk.offset, blk.len)?;
         if xxh64(&bytes) != blk.checksum {
@@ -369,7 +397,7 @@ impl SectionReader {
             depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
                 .ok_or_else(mismatch)?
         } else {
-            let stored = trits.iter().filter(|&&t| entries.has(t)).count() as u64;
+            let stored = count_entries(entries, trits) as u64;
             let raw_len = self.info.encoding.raw_len(stored) as usize;
             self.decode_len(path, src, b, raw_len)?
         };

@@ -157,7 +157,15 @@ impl SubspaceFile {
         let names = ("WDL", "WDL table");
         let id = cache.register();
         let cached = (&*cache, id);
-        let wdl = SectionReader::new(path, &map, header.wdl, header.size, names, model, cached)?;
+        let wdl = SectionReader::new(
+            path,
+            &map,
+            header.wdl,
+            header.size,
+            names,
+            model,
+            (cached.0, cached.1, true),
+        )?;
         let names = ("depth", "depth table");
         let depth = header
             .depth
@@ -165,7 +173,18 @@ impl SubspaceFile {
                 let model = (d.encoding == Encoding::DepthModel)
                     .then(|| ModelCodec::new(path, &header, "depth"))
                     .transpose()?;
-                SectionReader::new(path, &map, d, header.size, names, model, cached)
+                // The depth table is read with the first depth block: a WDL
+                // probe from a dropped page cache reads one place of the file
+                // fewer. (A model-coded section reads it now, for its prior.)
+                SectionReader::new(
+                    path,
+                    &map,
+                    d,
+                    header.size,
+                    names,
+                    model,
+                    (cached.0, cached.1, false),
+                )
             })
             .transpose()?;
         if header.file_bytes() != file_len {
@@ -269,6 +288,21 @@ impl SubspaceFile {
         self.header.value_dont_cares()
     }
 
+    /// Whether the value don't-cares keep every result true and store `Loss(0)`
+    /// only ([`super::FLAG_EXACT_RESULTS`]): [`SubspaceFile::wdl`] is then the
+    /// true result, and [`SubspaceFile::value`] the true value unless it is
+    /// `Loss(0)`.
+    pub fn exact_results(&self) -> bool {
+        self.header.exact_results()
+    }
+
+    /// Whether `v`, the stored value of a canonical slot of this file, is its true
+    /// value with no look at the capturing plies ([`Header::value_is_exact`]).
+    #[inline]
+    pub fn value_is_exact(&self, v: crate::rules::value::Value) -> bool {
+        self.header.value_is_exact(v)
+    }
+
     /// Whether the depth section holds the lost slots' entries only
     /// ([`super::FLAG_LOSS_DEPTHS`]): [`SubspaceFile::value`] of a won slot is then
     /// [`FormatError::WinByLookahead`], and [`crate::table::probe::Tablebase::probe`] finds
@@ -313,7 +347,7 @@ mod tests {
             f.wdl(i).unwrap();
         }
         assert_eq!(f.depth.as_ref().map_or(0, |d| d.cached.held()), 0);
-        assert_eq!(f.wdl.cached.held(), f.wdl.blocks.len());
+        assert_eq!(f.wdl.cached.held(), f.wdl.info.blocks as usize);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -2,10 +2,10 @@
 
 use crate::rules::value::Counts;
 use crate::table::format::{
-    Encoding, FLAG_DECISIVE_DEPTHS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES,
-    FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC,
-    RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FULL,
-    VERSION_WDL_MODEL, open_regular, xxh64,
+    Encoding, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
+    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
+    KNOWN_FLAGS, MAGIC, RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION,
+    VERSION_FULL, VERSION_WDL_MODEL, open_regular, xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::io;
@@ -136,16 +136,21 @@ pub(crate) fn parse_header(
         )));
     }
     // A full file has no don't-cares or both kinds (its stored results follow the
-    // WDL rule because its values follow the value rule), with or without
-    // decisive-only depths; a WDL-only file has no values to hold value don't-cares,
+    // WDL rule because its values follow the value rule), or value don't-cares
+    // that keep every result (exact results), with or without decisive-only
+    // depths; a WDL-only file has no values to hold value don't-cares,
     // and no depths.
     // Loss-only depths are decisive-only depths of a kind.
     let allowed = if depth.is_some() {
         let dont_cares = flags & !(FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS);
-        (dont_cares == 0 || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES)
+        (dont_cares == 0
+            || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
+            || dont_cares == FLAG_VALUE_DONT_CARES | FLAG_EXACT_RESULTS)
             && (flags & FLAG_LOSS_DEPTHS == 0 || flags & FLAG_DECISIVE_DEPTHS != 0)
     } else {
-        flags & (FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS) == 0
+        flags
+            & (FLAG_VALUE_DONT_CARES | FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS | FLAG_EXACT_RESULTS)
+            == 0
     };
     if !allowed {
         return Err(corrupt(format!(

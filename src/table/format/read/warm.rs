@@ -61,7 +61,7 @@ impl SubspaceFile {
     /// Blocks of slots in the WDL section and in the depth section (0 in a
     /// WDL-only file).
     pub(crate) fn block_counts(&self) -> (usize, usize) {
-        let count = |s: &SectionReader| s.blocks.len() - s.entry(0);
+        let count = |s: &SectionReader| s.info.blocks as usize - s.entry(0);
         (count(&self.wdl), self.depth.as_ref().map_or(0, count))
     }
 

@@ -121,7 +121,7 @@ impl SubspaceFile {
                     block: None,
                 });
             }
-            (0..s.blocks.len())
+            (0..s.info.blocks as usize)
                 .into_par_iter()
                 .try_for_each(|b| s.compressed(&self.path, self.src(), b).map(|_| ()))?;
             if xxh64(&self.map[mid..end]) != s.info.data_checksum {
