@@ -59,24 +59,24 @@ pub fn nine() -> &'static Path {
 /// once per run and shared: the tests only read it.
 pub fn standard_4() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = temp_dir("common", "standard-4");
-        let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
-        let rules = Rules::by_name("standard-4").expect("a known rule set");
-        build(rules, &opts).expect("the 4-stone game builds");
-        dir
-    })
+    whole_game_once(&DIR, "standard-4")
 }
 
 /// The whole 5-stone standard game (`standard-5`, both phases, as built), built
 /// once per run and shared: the tests only read it.
 pub fn standard_5() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = temp_dir("common", "standard-5");
+    whole_game_once(&DIR, "standard-5")
+}
+
+/// The whole game of the rule set `name` (both phases, as built), built into `cell`
+/// the first time it is asked for.
+fn whole_game_once(cell: &'static OnceLock<PathBuf>, name: &str) -> &'static Path {
+    cell.get_or_init(|| {
+        let dir = temp_dir("common", name);
         let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
-        let rules = Rules::by_name("standard-5").expect("a known rule set");
-        build(rules, &opts).expect("the 5-stone game builds");
+        let rules = Rules::by_name(name).expect("a known rule set");
+        build(rules, &opts).unwrap_or_else(|e| panic!("{name} builds: {e}"));
         dir
     })
 }
