@@ -271,8 +271,53 @@ struct Tables {
 }
 
 impl Tables {
-    /// The tables of the `k`-sets of `rules`' board.
+    /// The tables of the `k`-sets of `rules`' board, one orbit at a time: walking
+    /// the sets in colex order (numeric order of their bits), the first set of an
+    /// orbit not yet seen is its smallest, the class's representative; its images
+    /// under every symmetry are the orbit, and each image's symmetry to the
+    /// representative is the smallest inverse of one that makes it. About one map
+    /// and one rank a set, where trying every symmetry on every set costs fifteen.
     fn new(rules: &'static Rules, colex: &ColexRank, k: u32) -> Tables {
+        const UNSEEN: u32 = u32::MAX;
+        let n = rules.points() as u32;
+        let count = binomial(n, k) as usize;
+        let syms = rules.symmetries.len();
+        let inverse: Vec<u32> = (0..syms).map(|s| rules.inverse(s) as u32).collect();
+        let mut look = vec![UNSEEN; count];
+        let (mut rep_k, mut stab_k) = (vec![], vec![]);
+        let mut set = first_subset(k);
+        for rank in 0..count {
+            if look[rank] == UNSEEN {
+                let class = (rep_k.len() as u32) << 4;
+                let mut stab = 0u16;
+                for s in 0..syms {
+                    let img = rules.map(s, set);
+                    if img == set && s > 0 {
+                        stab |= 1 << s;
+                    }
+                    let entry = &mut look[colex.rank(img) as usize];
+                    if *entry == UNSEEN || inverse[s] < *entry & 15 {
+                        *entry = class | inverse[s];
+                    }
+                }
+                rep_k.push(set);
+                stab_k.push(stab);
+            }
+            if rank + 1 < count {
+                set = next_subset(set);
+            }
+        }
+        Tables {
+            lookup: look,
+            reps: rep_k,
+            stabs: stab_k,
+        }
+    }
+
+    /// [`Tables::new`] the plain way, every symmetry tried on every set: the
+    /// reference the orbit walk is checked against.
+    #[cfg(test)]
+    fn by_every_symmetry(rules: &'static Rules, colex: &ColexRank, k: u32) -> Tables {
         let n = rules.points() as u32;
         let count = binomial(n, k) as usize;
         let mut look = vec![0u32; count];
@@ -503,6 +548,24 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_orbit_walk_builds_the_tables_of_every_symmetry_tried() {
+        for name in ["standard", "morabaraba", "six"] {
+            let rules = Rules::by_name(name).unwrap();
+            let colex = ColexRank::new(rules.points());
+            let most = (rules.points() as u32 / 2).min(9);
+            for k in 0..=most {
+                let (fast, plain) = (
+                    Tables::new(rules, &colex, k),
+                    Tables::by_every_symmetry(rules, &colex, k),
+                );
+                assert!(fast.lookup == plain.lookup, "{name}, {k} stones: lookup");
+                assert_eq!(fast.reps, plain.reps, "{name}, {k} stones: reps");
+                assert_eq!(fast.stabs, plain.stabs, "{name}, {k} stones: stabs");
+            }
+        }
+    }
 
     #[test]
     fn positions_in_order_are_those_of_their_slots() {
