@@ -281,8 +281,9 @@ impl Tables {
         const UNSEEN: u32 = u32::MAX;
         let n = rules.points() as u32;
         let count = binomial(n, k) as usize;
-        let syms = rules.symmetries.len();
-        let inverse: Vec<u32> = (0..syms).map(|s| rules.inverse(s) as u32).collect();
+        let inverse: Vec<u32> = (0..rules.symmetries.len())
+            .map(|s| rules.inverse(s) as u32)
+            .collect();
         let mut look = vec![UNSEEN; count];
         let (mut rep_k, mut stab_k) = (vec![], vec![]);
         let mut set = first_subset(k);
@@ -290,14 +291,14 @@ impl Tables {
             if look[rank] == UNSEEN {
                 let class = (rep_k.len() as u32) << 4;
                 let mut stab = 0u16;
-                for s in 0..syms {
+                for (s, &back) in inverse.iter().enumerate() {
                     let img = rules.map(s, set);
                     if img == set && s > 0 {
                         stab |= 1 << s;
                     }
                     let entry = &mut look[colex.rank(img) as usize];
-                    if *entry == UNSEEN || inverse[s] < *entry & 15 {
-                        *entry = class | inverse[s];
+                    if *entry == UNSEEN || back < *entry & 15 {
+                        *entry = class | back;
                     }
                 }
                 rep_k.push(set);
