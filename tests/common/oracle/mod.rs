@@ -77,6 +77,9 @@ pub mod placement;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 
+/// A walk over a position's predecessors, calling its argument with each slot.
+type PredecessorWalk<'a> = dyn Fn(&mut dyn FnMut(u32)) + 'a;
+
 /// The crate's point numbering (bit `i` is the `i`-th name), from the brief.
 pub const CRATE_ORDER: &str = "d5 e5 e4 e3 d3 c3 c4 c5 \
                                d6 f6 f4 f2 d2 b2 b4 b6 \
@@ -784,29 +787,27 @@ impl Ctx<'_> {
             let own = self.ranking(u.k).sets[slot as usize / nl];
             (own, self.ranking(u.l).sets[slot as usize % nl])
         };
+        // The undecided predecessors a walk visits first.
+        let fresh = |walk: &PredecessorWalk| {
+            let mut found = Vec::new();
+            walk(&mut |p| {
+                if first(p) {
+                    found.push(p);
+                }
+            });
+            found
+        };
         let mut out: Vec<u32> = last
             .par_iter()
             .flat_map_iter(|&slot| {
                 let (own, opp) = position(next, slot);
-                let mut found = Vec::new();
-                self.quiet_predecessors(own, opp, |p| {
-                    if first(p) {
-                        found.push(p);
-                    }
-                });
-                found
+                fresh(&|visit| self.quiet_predecessors(own, opp, visit))
             })
             .collect();
         if let (Some(lo), Some(slots)) = (lower, outside.get(n as usize - 1)) {
             out.par_extend(slots.par_iter().flat_map_iter(|&slot| {
                 let (own, opp) = position(lo, slot);
-                let mut found = Vec::new();
-                self.capture_predecessors(own, opp, |p| {
-                    if first(p) {
-                        found.push(p);
-                    }
-                });
-                found
+                fresh(&|visit| self.capture_predecessors(own, opp, visit))
             }));
         }
         // In opponent-major order (see the full passes): sorted as the numbers
