@@ -10,7 +10,7 @@ use crate::rules::value::Counts;
 use crate::table::format::{FormatError, Header, write_atomic};
 use crate::table::sector::Sector;
 use serde::{Deserialize, Serialize};
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 pub use crate::table::dir::{MANIFEST, file_name};
@@ -170,24 +170,92 @@ fn sort_key(e: &Entry) -> (u8, u32, Sector) {
 }
 
 /// The rules entry of `manifest.json` and nothing else, read far faster than the
-/// whole manifest (whose entries are skipped, their syntax checked): what opening
-/// a directory for probing needs at once.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+/// whole manifest: what opening a directory for probing needs at once. The
+/// manifest is read only as far as its rules entry, which the program writes
+/// before the per-file entries; the rest (and its syntax) is read when the whole
+/// manifest is asked for ([`Manifest::load`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestRules {
     /// The rules the files were built for.
     pub rules: RulesInfo,
+    /// [`Manifest::wdl_only`], which the program writes before the rules entry
+    /// (false if it comes after it).
+    pub wdl_only: bool,
 }
 
+/// How much of a manifest is read first in the hope that its rules entry is there:
+/// a page, where the program writes it within the first 200 bytes.
+const RULES_PREFIX: usize = 4096;
+
 impl ManifestRules {
-    /// The rules entry of the manifest whose bytes are `bytes`, if they are JSON
-    /// with a well-formed rules entry.
+    /// The rules entry of the manifest whose bytes (or first bytes) are `bytes`,
+    /// if a well-formed one comes before anything that is not JSON. The rest of
+    /// the manifest is not looked at.
     pub fn parse(bytes: &[u8]) -> Option<ManifestRules> {
-        serde_json::from_slice(bytes).ok()
+        let mut head = Head::default();
+        // The visitor stops at the rules entry, and the deserializer then
+        // complains that the object goes on (or that the prefix ends): that
+        // error says nothing about the entries read, so it is dropped.
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let _ = serde::Deserializer::deserialize_map(&mut de, &mut head);
+        let wdl_only = head.wdl_only;
+        head.rules.map(|rules| ManifestRules { rules, wdl_only })
+    }
+
+    /// The rules entry of `dir`'s manifest, if it has one that is well formed:
+    /// its first page read, and the rest only if the entry is not there.
+    pub fn read(dir: &Path) -> Option<ManifestRules> {
+        let mut file = crate::table::format::open_regular(&Manifest::path(dir)).ok()?;
+        let mut bytes = Vec::with_capacity(RULES_PREFIX);
+        (&mut file)
+            .take(RULES_PREFIX as u64)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        if let Some(m) = ManifestRules::parse(&bytes) {
+            return Some(m);
+        }
+        if bytes.len() < RULES_PREFIX {
+            return None;
+        }
+        file.read_to_end(&mut bytes).ok()?;
+        ManifestRules::parse(&bytes)
     }
 
     /// The rules fingerprint as a number, if well formed.
     pub fn fingerprint(&self) -> Option<u64> {
         u64::from_str_radix(&self.rules.fingerprint, 16).ok()
+    }
+}
+
+/// What a manifest's entries up to its `rules` entry say: a visitor of the JSON
+/// object that stops there.
+#[derive(Default)]
+struct Head {
+    rules: Option<RulesInfo>,
+    wdl_only: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Head {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a manifest object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "rules" => {
+                    self.rules = Some(map.next_value()?);
+                    return Ok(());
+                }
+                "wdl_only" => self.wdl_only = map.next_value()?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -427,6 +495,62 @@ mod tests {
                 .subspaces
                 .is_empty()
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The rules entry is read alone, from the manifest's first page if it is
+    /// there, whatever follows it; from the whole manifest if it is not.
+    #[test]
+    fn the_rules_entry_is_read_alone() {
+        let dir =
+            std::env::temp_dir().join(format!("millbase-manifest-rules-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        assert_eq!(ManifestRules::read(&dir), None);
+        let rules = Rules::by_name("standard-6").unwrap();
+        let mut m = Manifest::load_or_new(&dir, rules).unwrap();
+        for k in 3..=6 {
+            for l in 3..=6 {
+                m.upsert(entry(k, l, 100 * k as u64 + l as u64));
+            }
+        }
+        m.save(&dir).unwrap();
+        let text = fs::read_to_string(Manifest::path(&dir)).unwrap();
+        assert!(text.len() > RULES_PREFIX, "{} bytes", text.len());
+        let whole = Manifest::load(&dir).unwrap().unwrap();
+        let head = ManifestRules::read(&dir).unwrap();
+        assert_eq!(head.rules, whole.rules);
+        assert!(!head.wdl_only);
+        assert_eq!(head.fingerprint(), Some(rules.fingerprint()));
+        // Entries cut short after the rules entry: the rules are read, the
+        // manifest is not.
+        fs::write(Manifest::path(&dir), &text[..text.len() / 2]).unwrap();
+        assert_eq!(ManifestRules::read(&dir), Some(head.clone()));
+        assert!(Manifest::load(&dir).is_err());
+        // The rules entry after the others, beyond the first page: read whole.
+        let moved = format!(
+            "{{\"subspaces\": {}, \"rules\": {}}}",
+            serde_json::to_string_pretty(&whole.subspaces).unwrap(),
+            serde_json::to_string(&whole.rules).unwrap()
+        );
+        assert!(moved.find("\"rules\"").unwrap() > RULES_PREFIX);
+        fs::write(Manifest::path(&dir), &moved).unwrap();
+        assert_eq!(ManifestRules::read(&dir), Some(head));
+        // The WDL-only mark, written before the rules.
+        m.wdl_only = true;
+        m.save(&dir).unwrap();
+        assert!(ManifestRules::read(&dir).unwrap().wdl_only);
+        // No rules entry, a damaged one, or no JSON object: none.
+        for bad in [
+            "{\"program_version\": \"0.1.0\"}",
+            "{\"rules\": {\"name\": 3}}",
+            "[1, 2]",
+            "not json",
+            "",
+        ] {
+            fs::write(Manifest::path(&dir), bad).unwrap();
+            assert_eq!(ManifestRules::read(&dir), None, "{bad}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -29,7 +29,9 @@
 //!
 //! Every block carries an XXH64 checksum of its compressed bytes, checked before the
 //! block is decompressed, so a flipped byte is an error, never a wrong value. The
-//! block tables and the header carry checksums too, checked when the file is opened.
+//! header carries a checksum, checked when the file is opened; a block table is
+//! read an entry at a time, each checked where it stands, and its own checksum is
+//! checked by [`SubspaceFile::verify_checksums`].
 //!
 //! Reading: [`SubspaceFile`] maps the file and decompresses a block when it is read
 //! and not in the cache of decompressed blocks the file reads through (bounded in

@@ -240,6 +240,54 @@ fn never_wrong(path: &Path, codes: &[u16]) -> Result<(), FormatError> {
     }
 }
 
+/// The block table is read an entry at a time: a bit flipped in an entry (its
+/// offset, length, reserved bytes or checksum) makes that entry's block an
+/// error when it is read, never a wrong value; other blocks still read;
+/// `verify_checksums` names the table.
+#[test]
+fn a_damaged_table_entry_fails_its_own_block() {
+    let dir = tmpdir("entry");
+    let codes = realistic_codes(6_000, 13);
+    let meta = meta_for(&codes);
+    let good = dir.join("good.mdb");
+    let h = write_subspace_with(&good, &meta, &codes, &small_opts()).unwrap();
+    let bytes = fs::read(&good).unwrap();
+    let bad = dir.join("bad.mdb");
+    let (blocks, per) = (h.wdl.blocks as usize, h.wdl.block_slots as usize);
+    assert!(blocks >= 3, "{blocks} blocks");
+    for b in 0..blocks {
+        for bit in (0..BLOCK_ENTRY_LEN * 8).step_by(5) {
+            let mut damaged = bytes.clone();
+            damaged[h.wdl.offset as usize + b * BLOCK_ENTRY_LEN + bit / 8] ^= 1 << (bit % 8);
+            fs::write(&bad, &damaged).unwrap();
+            let f = SubspaceFile::open(&bad, &Expect::any()).unwrap();
+            let mut read = 0;
+            for (i, &c) in codes.iter().enumerate() {
+                // A slot's depth may need the results of its neighbours in other
+                // WDL blocks: an error there is no surprise; a wrong value, or a
+                // value from the damaged entry's block, is.
+                if let Ok(v) = f.code(i as u64) {
+                    assert_eq!(v, c, "entry {b} bit {bit}: slot {i}");
+                    assert_ne!(i / per, b, "entry {b} bit {bit}: its block read");
+                    read += 1;
+                }
+            }
+            assert!(read > 0, "entry {b} bit {bit}: the intact blocks read");
+            assert!(
+                matches!(
+                    f.verify_checksums(),
+                    Err(FormatError::Checksum {
+                        section: "WDL table",
+                        ..
+                    })
+                ),
+                "entry {b} bit {bit}"
+            );
+        }
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn corrupt_files_give_errors_not_values() {
     let dir = tmpdir("corrupt");

@@ -1,8 +1,10 @@
 //! Probing a database directory: exact values and best plies for positions of both
 //! phases.
 //!
-//! [`Tablebase::open`] reads `manifest.json`'s rules entry (if present) and notes which `k-l.mdb`
-//! files exist; nothing else. More directories can be added
+//! [`Tablebase::open`] reads `manifest.json`'s rules entry (if present); nothing
+//! else. Each sector's file is looked for the first time something asks about the
+//! sector (a probe looks up its own; the questions about every sector list the
+//! directories once). More directories can be added
 //! ([`Tablebase::add_directory`]). Each file is mapped and its header checked the
 //! first time a position of its subspace is probed (kept in a `OnceLock`), and each
 //! compressed block is decompressed when it is read and not in the cache of
@@ -57,31 +59,47 @@ pub struct Tablebase {
     dirs: Vec<PathBuf>,
     cache: Arc<BlockCache>,
     rules: &'static Rules,
-    fingerprint: u64,
-    /// The manifest's bytes until it is read whole ([`Tablebase::manifest`]), or
-    /// why they could not be read.
-    manifest_bytes: std::sync::Mutex<Result<Option<Vec<u8>>, String>>,
+    /// The sectors the rules have, numbered (each has a slot), and the rules'
+    /// fingerprint.
+    catalog: &'static open::Catalog,
+    /// What the manifest's head says of `wdl_only` ([`Tablebase::wdl_only`]).
+    wdl_only: bool,
     /// The manifest read whole on first use, or why it could not be.
     manifest: OnceLock<Result<Option<Manifest>, String>>,
     index: &'static Index,
     /// Per sector, at [`Tablebase::slot`].
     slots: Vec<Slot>,
+    /// Set once the directories have been listed and every slot's place noted
+    /// (what the questions about all sectors need; a probe looks up its own
+    /// sector's file instead).
+    listed: OnceLock<()>,
     /// The first damaged file met by a caller that turns errors into "not covered"
     /// (the engine), so that it can still be reported.
     damage: OnceLock<String>,
 }
 
 struct Slot {
-    /// The directory (in [`Tablebase::dirs`]) holding the file, if any does.
-    dir: Option<usize>,
-    /// The directory marking the sector derived ([`crate::table::pack::derived`]), if no
-    /// earlier one has its file.
-    derived: Option<usize>,
+    /// Where the sector's answers are, found on first use: by looking up its own
+    /// names, or by the listing of the directories ([`Tablebase::listed`]).
+    place: OnceLock<Place>,
     /// Boxed: a `Tablebase` has a slot for every possible sector (thousands),
     /// and an open file's state is hundreds of bytes, which every opening of the
     /// directory would otherwise allocate and clear (the first cost of a cold
     /// probe).
     file: OnceLock<Box<SubspaceFile>>,
+}
+
+/// Where a sector's answers are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// No directory has its file or marks it derived.
+    Missing,
+    /// Its file is in directory number `.0` of [`Tablebase::dirs`], the first
+    /// that has it.
+    File(u32),
+    /// Directory number `.0` marks it derived ([`crate::table::pack::derived`]),
+    /// and no earlier one has its file.
+    Derived(u32),
 }
 
 // Probes from many threads share one `Tablebase`.
@@ -142,20 +160,10 @@ impl Tablebase {
         self.loaded_manifest().as_ref().err().map(String::as_str)
     }
 
-    /// The manifest read whole from the bytes kept at opening.
+    /// The manifest of the first directory, read whole on first use.
     fn loaded_manifest(&self) -> &Result<Option<Manifest>, String> {
-        self.manifest.get_or_init(|| {
-            let mut bytes = self
-                .manifest_bytes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            match std::mem::replace(&mut *bytes, Ok(None)) {
-                Ok(Some(b)) => Manifest::parse(self.dir(), &b)
-                    .map(Some)
-                    .map_err(|e| e.to_string()),
-                other => other.map(|_| None),
-            }
-        })
+        self.manifest
+            .get_or_init(|| Manifest::load(self.dir()).map_err(|e| e.to_string()))
     }
 
     /// Records `e` as the first damage met (see [`Tablebase::damage`]).

@@ -1,7 +1,7 @@
 //! Opening a tablebase: the directories, which sector's file each holds, and each
 //! file mapped and its header checked the first time it is read.
 
-use super::{ProbeError, Slot, Tablebase};
+use super::{Place, ProbeError, Slot, Tablebase};
 use crate::rules::Rules;
 use crate::rules::position::Position;
 use crate::table::dir::manifest::{Manifest, ManifestRules};
@@ -9,7 +9,7 @@ use crate::table::format::{Expect, FormatError, SubspaceFile};
 use crate::table::index::Index;
 use crate::table::sector::Sector;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What is at `path` if something other than a directory is (`a file`, `a FIFO`,
 /// ...), `None` if nothing is (a dangling link counts as nothing).
@@ -23,6 +23,77 @@ fn not_a_directory(path: &Path) -> Option<String> {
             _ => "a special file".to_string(),
         }
     })
+}
+
+/// The sectors a directory of some rules may hold, numbered, with the rules'
+/// fingerprint: what every opening of a directory of these rules needs, worked out
+/// once per program (a cold probe opens the directory first).
+pub(super) struct Catalog {
+    rules: &'static Rules,
+    /// [`Rules::fingerprint`].
+    pub(super) fingerprint: u64,
+    /// Per `(k, l, hk, hl)` (each in `0..=stones`, read as digits of base
+    /// `stones + 1`), the sector's number, or [`Catalog::NONE`] for a sector the
+    /// rules do not have.
+    number: Vec<u16>,
+    /// The sectors by number, sorted.
+    sectors: Vec<Sector>,
+}
+
+impl Catalog {
+    const NONE: u16 = u16::MAX;
+
+    /// The catalog of `rules`, worked out on first use and kept for the
+    /// program's life.
+    pub(super) fn of(rules: &'static Rules) -> &'static Catalog {
+        static KNOWN: Mutex<Vec<&'static Catalog>> = Mutex::new(Vec::new());
+        let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = known.iter().find(|c| std::ptr::eq(c.rules, rules)) {
+            return c;
+        }
+        let c: &'static Catalog = Box::leak(Box::new(Catalog::new(rules)));
+        known.push(c);
+        c
+    }
+
+    fn new(rules: &'static Rules) -> Catalog {
+        let n = rules.stones;
+        let base = n as usize + 1;
+        let mut number = vec![Catalog::NONE; base.pow(4)];
+        let mut sectors = Vec::new();
+        for (i, number) in number.iter_mut().enumerate() {
+            let [k, l, hk, hl] =
+                [i / base.pow(3), i / base.pow(2), i / base, i].map(|d| (d % base) as u8);
+            let s = Sector { k, l, hk, hl };
+            let wanted = if s.is_moving() {
+                k >= 3 && l >= 3
+            } else {
+                s.is_valid(rules)
+            };
+            if wanted {
+                *number = sectors.len() as u16;
+                sectors.push(s);
+            }
+        }
+        Catalog {
+            rules,
+            fingerprint: rules.fingerprint(),
+            number,
+            sectors,
+        }
+    }
+
+    /// The number of sector `s`, if the rules have it.
+    fn number(&self, s: Sector) -> Option<usize> {
+        let n = self.rules.stones;
+        if s.k > n || s.l > n || s.hk > n || s.hl > n {
+            return None;
+        }
+        let base = n as usize + 1;
+        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(usize::from);
+        let i = self.number[((k * base + l) * base + hk) * base + hl];
+        (i != Catalog::NONE).then_some(i as usize)
+    }
 }
 
 impl Tablebase {
@@ -48,40 +119,36 @@ impl Tablebase {
         // Only the manifest's rules entry is read now: a cold probe opens the
         // directory first, and the whole manifest (an entry per file) costs more
         // to read than the probe. The rest is read when first asked for.
-        let bytes = Manifest::read(dir).map_err(|e| e.to_string());
-        let head = match &bytes {
-            Ok(Some(b)) => ManifestRules::parse(b),
-            _ => None,
-        };
+        let head = ManifestRules::read(dir);
         // Without a readable manifest of known rules, the files' headers say (each
         // carries the rules' name and fingerprint).
         let rules = head
             .as_ref()
             .and_then(|m| Rules::by_name(&m.rules.name))
-            .filter(|r| head.as_ref().and_then(|m| m.fingerprint()) == Some(r.fingerprint()))
+            .filter(|r| {
+                head.as_ref().and_then(|m| m.fingerprint()) == Some(Catalog::of(r).fingerprint)
+            })
             .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
-        let n = rules.stones as usize + 1;
-        let slots = (0..n * n * n * n)
+        let catalog = Catalog::of(rules);
+        let slots = (0..catalog.sectors.len())
             .map(|_| Slot {
-                dir: None,
-                derived: None,
+                place: OnceLock::new(),
                 file: OnceLock::new(),
             })
             .collect();
-        let mut tb = Tablebase {
-            dirs: Vec::new(),
+        Ok(Tablebase {
+            dirs: vec![dir.to_path_buf()],
             cache: Arc::default(),
             rules,
-            fingerprint: rules.fingerprint(),
-            manifest_bytes: std::sync::Mutex::new(bytes),
+            catalog,
+            wdl_only: head.is_some_and(|h| h.wdl_only),
             manifest: OnceLock::new(),
             index: Index::for_rules(rules),
             slots,
+            listed: OnceLock::new(),
             damage: OnceLock::new(),
-        };
-        tb.register(dir);
-        Ok(tb)
+        })
     }
 
     /// Adds the database directory `dir`: its files are probed where the directories
@@ -98,7 +165,7 @@ impl Tablebase {
             });
         }
         if let Ok(Some(m)) = Manifest::load(dir)
-            && m.fingerprint() != Some(self.fingerprint)
+            && m.fingerprint() != Some(self.catalog.fingerprint)
         {
             return Err(ProbeError::OtherRules {
                 dir: dir.to_path_buf(),
@@ -106,20 +173,75 @@ impl Tablebase {
                 expected: self.rules.name.to_string(),
             });
         }
-        self.register(dir);
+        self.dirs.push(dir.to_path_buf());
+        // What no earlier directory had is looked for again, in this one too.
+        self.listed = OnceLock::new();
+        for slot in &mut self.slots {
+            if slot.place.get() == Some(&Place::Missing) {
+                slot.place = OnceLock::new();
+            }
+        }
         Ok(())
     }
 
-    /// Notes the files of `dir` that no earlier directory has.
-    fn register(&mut self, dir: &Path) {
-        let number = self.dirs.len();
-        self.dirs.push(dir.to_path_buf());
-        // The directory's names, listed once and each read as a sector (a stat,
-        // or a name formatted, per possible sector costs milliseconds where the
-        // rules allow thousands, and a cold probe opens the directory first);
-        // without a listing, each name is looked up.
+    /// Where sector slot `i`'s answers are: found on first use by looking up its
+    /// names in each directory in turn (a file before a marker), unless the
+    /// listing ([`Tablebase::list`]) has already said.
+    fn place(&self, i: usize) -> Place {
+        *self.slots[i].place.get_or_init(|| {
+            let s = self.catalog.sectors[i];
+            let present =
+                |dir: &Path, name: String| std::fs::symlink_metadata(dir.join(name)).is_ok();
+            for (d, dir) in self.dirs.iter().enumerate() {
+                // Anything in a file's place counts (a FIFO, a directory, a dangling
+                // link too), so that a probe names what is wrong with it instead of
+                // calling the file missing.
+                if present(dir, s.file_name()) {
+                    return Place::File(d as u32);
+                }
+                if present(dir, crate::table::dir::derived_marker(s))
+                    && crate::table::dir::is_derived(dir, self.rules, s)
+                {
+                    return Place::Derived(d as u32);
+                }
+            }
+            Place::Missing
+        })
+    }
+
+    /// Notes every sector's place, from one listing of each directory (a look-up
+    /// per possible sector costs milliseconds where the rules allow thousands):
+    /// what the questions about all sectors ask first.
+    fn list(&self) {
+        self.listed.get_or_init(|| {
+            let mut found = vec![Place::Missing; self.slots.len()];
+            for (d, dir) in self.dirs.iter().enumerate() {
+                self.list_one(d as u32, dir, &mut found);
+            }
+            for (slot, place) in self.slots.iter().zip(found) {
+                // A slot looked up before keeps its place (the same, unless the
+                // directory changed in between).
+                let _ = slot.place.set(place);
+            }
+        });
+    }
+
+    /// Adds what directory number `d` holds to `found`, where no earlier
+    /// directory holds it: its names, listed once and each read as a sector;
+    /// without a listing, each possible sector looked up.
+    fn list_one(&self, d: u32, dir: &Path, found: &mut [Place]) {
         let Ok(entries) = std::fs::read_dir(dir) else {
-            self.register_by_lookup(dir, number);
+            for (i, place) in found.iter_mut().enumerate() {
+                let s = self.catalog.sectors[i];
+                if *place != Place::Missing {
+                    continue;
+                }
+                if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
+                    *place = Place::File(d);
+                } else if crate::table::dir::is_derived(dir, self.rules, s) {
+                    *place = Place::Derived(d);
+                }
+            }
             return;
         };
         let mut markers = Vec::new();
@@ -127,13 +249,10 @@ impl Tablebase {
             let Some(name) = name.to_str() else {
                 continue;
             };
-            // Anything in a file's place is registered (a FIFO, a directory, a
-            // dangling link too), so that a probe names what is wrong with it
-            // instead of calling the file missing.
             if let Some(s) = self.sector_named(name, ".mdb") {
-                let i = self.slot_number(s);
-                if self.slots[i].dir.is_none() && self.slots[i].derived.is_none() {
-                    self.slots[i].dir = Some(number);
+                let place = &mut found[self.slot_of(s).expect("a sector of the rules")];
+                if *place == Place::Missing {
+                    *place = Place::File(d);
                 }
             } else if let Some(s) = self.sector_named(name, ".derived") {
                 markers.push(s);
@@ -141,12 +260,9 @@ impl Tablebase {
         }
         // A sector's file comes before its marker in the same directory.
         for s in markers {
-            let i = self.slot_number(s);
-            if self.slots[i].dir.is_none()
-                && self.slots[i].derived.is_none()
-                && crate::table::dir::is_derived(dir, self.rules, s)
-            {
-                self.slots[i].derived = Some(number);
+            let place = &mut found[self.slot_of(s).expect("a sector of the rules")];
+            if *place == Place::Missing && crate::table::dir::is_derived(dir, self.rules, s) {
+                *place = Place::Derived(d);
             }
         }
     }
@@ -156,96 +272,54 @@ impl Tablebase {
     fn sector_named(&self, name: &str, suffix: &str) -> Option<Sector> {
         let stem = name.strip_suffix(suffix)?;
         let s = Sector::parse(stem)?;
-        let n = self.rules.stones;
-        let wanted = if s.is_moving() {
-            s.k >= 3 && s.l >= 3 && s.k <= n && s.l <= n
-        } else {
-            s.k <= n && s.l <= n && s.hk <= n && s.hl <= n && s.is_valid(self.rules)
-        };
-        (wanted && s.name() == stem).then_some(s)
+        (self.slot_of(s).is_some() && s.name() == stem).then_some(s)
     }
 
-    /// [`Tablebase::register`] without a listing of the directory: each possible
-    /// sector's names looked up.
-    fn register_by_lookup(&mut self, dir: &Path, number: usize) {
-        let present = |name: String| std::fs::symlink_metadata(dir.join(name)).is_ok();
-        for i in 0..self.slots.len() {
-            let s = self.sector_at(i);
-            let wanted = if s.is_moving() {
-                s.k >= 3 && s.l >= 3
-            } else {
-                s.is_valid(self.rules)
-            };
-            let taken = self.slots[i].dir.is_some() || self.slots[i].derived.is_some();
-            if taken || !wanted {
-                continue;
-            }
-            if present(s.file_name()) {
-                self.slots[i].dir = Some(number);
-            } else if present(crate::table::dir::derived_marker(s))
-                && crate::table::dir::is_derived(dir, self.rules, s)
-            {
-                self.slots[i].derived = Some(number);
-            }
-        }
+    /// The number of sector `s`'s slot, if the rules have the sector.
+    fn slot_of(&self, s: Sector) -> Option<usize> {
+        self.catalog.number(s)
     }
 
-    /// The number of sector `s`'s slot (its counts at most the rules' stones).
-    fn slot_number(&self, s: Sector) -> usize {
-        let n = self.rules.stones as usize + 1;
-        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(|x| x as usize);
-        ((k * n + l) * n + hk) * n + hl
+    /// Where sector `s`'s answers are ([`Place::Missing`] for counts beyond the
+    /// rules').
+    fn place_of(&self, s: Sector) -> Place {
+        self.slot_of(s).map_or(Place::Missing, |i| self.place(i))
     }
 
-    /// The sector of slot `i` (see [`Tablebase::slot`]).
-    fn sector_at(&self, i: usize) -> Sector {
-        let n = self.rules.stones as usize + 1;
-        Sector {
-            k: (i / (n * n * n)) as u8,
-            l: (i / (n * n) % n) as u8,
-            hk: (i / n % n) as u8,
-            hl: (i % n) as u8,
-        }
-    }
-
-    fn slot(&self, s: Sector) -> Option<&Slot> {
-        let n = self.rules.stones as usize + 1;
-        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(|x| x as usize);
-        if k < n && l < n && hk < n && hl < n {
-            self.slots.get(((k * n + l) * n + hk) * n + hl)
-        } else {
-            None
-        }
-    }
-
-    /// Whether the file of subspace `k-l` was present when the directory was opened.
+    /// Whether the file of subspace `k-l` is present (looked for on first use).
     pub fn has(&self, k: u32, l: u32) -> bool {
         self.has_sector(Sector::moving(k as u8, l as u8))
     }
 
-    /// Whether a sector (either phase) is answered: its file was present at
-    /// opening, or it is derived ([`Tablebase::is_derived`]; win/draw/loss only).
+    /// Whether a sector (either phase) is answered: its file is present, or it is
+    /// derived ([`Tablebase::is_derived`]; win/draw/loss only). Each sector is
+    /// looked for once, the first time anything asks about it.
     pub fn has_sector(&self, s: Sector) -> bool {
-        self.slot(s)
-            .is_some_and(|s| s.dir.is_some() || s.derived.is_some())
+        self.place_of(s) != Place::Missing
     }
 
     /// Whether a sector is derived ([`crate::table::pack::derived`]): no file, its results
     /// the best of its plies.
     #[inline]
     pub fn is_derived(&self, s: Sector) -> bool {
-        self.slot(s).is_some_and(|s| s.derived.is_some())
+        matches!(self.place_of(s), Place::Derived(_))
+    }
+
+    /// The sectors with their places, in slot order, the directories listed first.
+    fn places(&self) -> impl Iterator<Item = (Sector, Place)> + '_ {
+        self.list();
+        (0..self.slots.len()).map(|i| (self.catalog.sectors[i], self.place(i)))
     }
 
     /// The derived sectors, sorted.
     pub fn derived_sectors(&self) -> Vec<Sector> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].derived.is_some())
-            .map(|i| self.sector_at(i))
+        self.places()
+            .filter(|(_, p)| matches!(p, Place::Derived(_)))
+            .map(|(s, _)| s)
             .collect()
     }
 
-    /// The subspaces `(k, l)` whose files were present at opening, sorted.
+    /// The subspaces `(k, l)` whose files are present, sorted.
     pub fn available(&self) -> Vec<(u32, u32)> {
         self.available_sectors()
             .into_iter()
@@ -254,17 +328,18 @@ impl Tablebase {
             .collect()
     }
 
-    /// Every sector (either phase) whose file was present at opening, sorted.
+    /// Every sector (either phase) whose file is present, sorted.
     pub fn available_sectors(&self) -> Vec<Sector> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].dir.is_some())
-            .map(|i| self.sector_at(i))
+        self.places()
+            .filter(|(_, p)| matches!(p, Place::File(_)))
+            .map(|(s, _)| s)
             .collect()
     }
 
     /// Whether every placement sector of a game from the empty board is present, so
     /// that every placement position is answered by look-up.
     pub fn has_placement(&self) -> bool {
+        self.list();
         Sector::placement_sectors(self.rules)
             .iter()
             .all(|&s| self.has_sector(s))
@@ -292,22 +367,21 @@ impl Tablebase {
     /// its header and its values as stored (a file with don't-cares stores some values
     /// that [`Tablebase::probe`] corrects; probe for the true ones).
     pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {
-        let (slot, dir) = match self.slot(s) {
-            Some(slot @ Slot { dir: Some(dir), .. }) => (slot, *dir),
-            Some(Slot {
-                derived: Some(dir), ..
-            }) => {
-                return Err(ProbeError::Derived {
-                    subspace: s.name(),
-                    dir: self.dirs[*dir].clone(),
-                });
-            }
-            _ => return Err(self.missing(s)),
+        let Some(i) = self.slot_of(s) else {
+            return Err(self.missing(s));
         };
+        let slot = &self.slots[i];
         if let Some(f) = slot.file.get() {
             return Ok(&**f);
         }
-        self.open_file(slot, &self.dirs[dir], s)
+        match self.place(i) {
+            Place::File(d) => self.open_file(slot, &self.dirs[d as usize], s),
+            Place::Derived(d) => Err(ProbeError::Derived {
+                subspace: s.name(),
+                dir: self.dirs[d as usize].clone(),
+            }),
+            Place::Missing => Err(self.missing(s)),
+        }
     }
 
     /// The files opened so far (by probes, or by [`Tablebase::sector_file`]): how
@@ -326,7 +400,7 @@ impl Tablebase {
         s: Sector,
     ) -> Result<&'a SubspaceFile, ProbeError> {
         let (k, l) = s.counts();
-        let expect = Expect::sector(self.fingerprint, s, self.index.size(k, l));
+        let expect = Expect::sector(self.catalog.fingerprint, s, self.index.size(k, l));
         let path = dir.join(s.file_name());
         let file = SubspaceFile::open_cached(&path, &expect, self.cache.clone())?;
         // A racing thread may have opened it too; either is the same file.

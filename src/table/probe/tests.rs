@@ -397,6 +397,40 @@ fn files_come_from_the_first_directory_that_has_them() {
     assert!(matches!(e, ProbeError::OtherRules { .. }), "{e}");
 }
 
+/// Opening a directory lists nothing: a sector is looked for the first time
+/// something asks about it (so a file written after opening and before that is
+/// found), a directory added later is searched for what the first lacked, and
+/// the questions about every sector list the directories once.
+#[test]
+fn sectors_are_looked_for_on_first_use() {
+    let a = temp_db("lazy-a");
+    let b = temp_db("lazy-b");
+    write_synthetic(&a, 3, 3);
+    let mut tb = Tablebase::open(&*a).unwrap();
+    write_synthetic(&a, 3, 4);
+    assert!(tb.has(3, 4));
+    assert!(!tb.has(4, 3));
+    write_synthetic(&b, 4, 3);
+    tb.add_directory(&*b).unwrap();
+    assert!(tb.has(4, 3));
+    assert_eq!(tb.available(), vec![(3, 3), (3, 4), (4, 3)]);
+    let idx = Index::standard();
+    let mut r = 5;
+    for (k, l) in [(3, 3), (3, 4), (4, 3)] {
+        let pos = random_position(&mut r, k, l);
+        let code = synthetic(k, l, idx.index(pos.own(), pos.opp()));
+        assert_eq!(tb.probe(&pos).unwrap(), Value::from_code(code));
+    }
+    // Once listed, a sector's place stays what the listing found.
+    write_synthetic(&a, 4, 4);
+    assert!(!tb.has(4, 4));
+    assert!(matches!(
+        tb.probe(&random_position(&mut r, 4, 4)),
+        Err(ProbeError::Missing { .. })
+    ));
+    assert!(Tablebase::open(&*a).unwrap().has(4, 4));
+}
+
 #[test]
 fn no_panic_on_arbitrary_positions() {
     let db = synthetic_db("arbitrary");

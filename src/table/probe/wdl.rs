@@ -250,7 +250,7 @@ impl Tablebase {
     /// `millbase pack --wdl-only`). The files decide: a distance asked of a WDL-only
     /// file is [`crate::table::format::FormatError::WdlOnly`] whatever the manifest says.
     pub fn wdl_only(&self) -> bool {
-        self.manifest().is_some_and(|m| m.wdl_only)
+        self.wdl_only
     }
 
     /// Whether the file that values `pos` (its sector's, with no removal pending) is

@@ -1,6 +1,6 @@
-//! A section's blocks: the block table checked when the file is opened, and each
-//! block read (from the mapping or by a positioned read), checksummed and
-//! decompressed, by zstd or by the section's model.
+//! A section's blocks: each block's table entry read and checked when the block
+//! is, and the block read (from the mapping or by a positioned read), checksummed
+//! and decompressed, by zstd or by the section's model.
 
 use crate::rules::Rules;
 use crate::table::format::cache::{BlockCache, Blocks};
@@ -71,10 +71,6 @@ impl<'a> Src<'a> {
 /// A section as the reader uses it: entry and block table.
 pub(super) struct SectionReader {
     pub(super) info: Section,
-    /// The block table, read and checked on first use ([`SectionReader::table`]).
-    blocks: OnceLock<Vec<Block>>,
-    /// The table's name in a checksum error.
-    table_name: &'static str,
     pub(super) name: &'static str,
     /// The section's blocks in the cache.
     pub(super) cached: Arc<Blocks>,
@@ -168,16 +164,17 @@ fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
 }
 
 impl SectionReader {
-    /// Checks the section's geometry against the file, and its table now if
-    /// `eager` (else with the first block read: [`SectionReader::table`]).
+    /// Checks the section's geometry against the file. Its table is read an entry
+    /// at a time as blocks are read ([`SectionReader::block`]), or whole when a
+    /// caller reads every block ([`SectionReader::table`]).
     pub(super) fn new(
         path: &Path,
         map: &[u8],
         info: Section,
         size: u64,
-        (name, table_name): (&'static str, &'static str),
+        name: &'static str,
         mut model: Option<ModelCodec>,
-        (cache, file, eager): (&BlockCache, u32, bool),
+        (cache, file): (&BlockCache, u32),
     ) -> Result<SectionReader, FormatError> {
         let corrupt = |what: String| FormatError::Corrupt {
             path: path.to_path_buf(),
@@ -215,15 +212,10 @@ impl SectionReader {
         }
         let mut reader = SectionReader {
             info,
-            blocks: OnceLock::new(),
-            table_name,
             name,
             cached: cache.blocks(file, info.blocks as usize),
             model: None,
         };
-        if eager {
-            reader.table(path, map)?;
-        }
         if let Some(m) = &mut model {
             // The prior's bytes are checked now, read on first use.
             let stored = reader.compressed(path, Src { map, file: None }, 0)?;
@@ -240,51 +232,55 @@ impl SectionReader {
         Ok(reader)
     }
 
-    /// The block table, checked (its checksum, each block where the one before
-    /// ends, the blocks filling the section) and read the first time: a section
-    /// opened lazily (the depth section) costs a WDL probe nothing, not even a
-    /// read of its table from the disk.
-    pub(super) fn table(&self, path: &Path, map: &[u8]) -> Result<&[Block], FormatError> {
-        if let Some(blocks) = self.blocks.get() {
-            return Ok(blocks);
-        }
-        let (info, name) = (self.info, self.name);
-        let corrupt = |what: String| FormatError::Corrupt {
-            path: path.to_path_buf(),
-            what,
+    /// Entry `b` of the block table, read alone and checked where it stands: the
+    /// block inside the section, starting where the table ends (block 0) or
+    /// after it, and ending where the next begins; the reserved bytes zero. A probe so reads one place of
+    /// the table, not all of it (a page, where a table can be hundreds of
+    /// kilobytes); a damaged entry the local checks miss gives bytes that do not
+    /// match its checksum, and `verify` checks the table's own checksum
+    /// ([`SubspaceFile::verify_checksums`](super::SubspaceFile::verify_checksums)).
+    fn block(&self, path: &Path, src: Src, b: usize) -> Result<Block, FormatError> {
+        let info = self.info;
+        let entries = info.blocks as usize;
+        // The entry and the next one's offset, read like the blocks (a file cut
+        // short under the program is an error, not a signal). The table's
+        // bounds were checked against the file at open.
+        let last = b + 1 == entries;
+        let at = info.offset + (b * BLOCK_ENTRY_LEN) as u64;
+        let e = src.bytes(
+            path,
+            at,
+            (BLOCK_ENTRY_LEN + if last { 0 } else { 8 }) as u32,
+        )?;
+        let blk = Block {
+            offset: LE::read_u64(&e[0..]),
+            len: LE::read_u32(&e[8..]),
+            checksum: LE::read_u64(&e[16..]),
         };
-        // The table's bounds were checked against the file at open.
-        let table_len = info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
-        let table = &map[info.offset as usize..(info.offset + table_len) as usize];
-        if xxh64(table) != info.table_checksum {
-            return Err(FormatError::Checksum {
+        let data = info.offset + (entries * BLOCK_ENTRY_LEN) as u64;
+        let section_end = info.offset + info.length;
+        let next = if last {
+            section_end
+        } else {
+            LE::read_u64(&e[BLOCK_ENTRY_LEN..])
+        };
+        let fits = if b == 0 {
+            blk.offset == data
+        } else {
+            blk.offset >= data
+        };
+        let reserved = LE::read_u32(&e[12..]);
+        if !fits
+            || reserved != 0
+            || blk.offset.checked_add(blk.len as u64) != Some(next)
+            || next > section_end
+        {
+            return Err(FormatError::Corrupt {
                 path: path.to_path_buf(),
-                section: self.table_name,
-                block: None,
+                what: format!("{} block {b} is not where the table says", self.name),
             });
         }
-        let mut at = info.offset + table_len;
-        let mut out = Vec::with_capacity(info.blocks as usize);
-        for (i, e) in table.chunks_exact(BLOCK_ENTRY_LEN).enumerate() {
-            let b = Block {
-                offset: LE::read_u64(&e[0..]),
-                len: LE::read_u32(&e[8..]),
-                checksum: LE::read_u64(&e[16..]),
-            };
-            if b.offset != at {
-                return Err(corrupt(format!(
-                    "{name} block {i} is not where the table says"
-                )));
-            }
-            at += b.len as u64;
-            out.push(b);
-        }
-        if at != info.offset + info.length {
-            return Err(corrupt(format!("{name} blocks do not fill the section")));
-        }
-        // A racing thread may have read it too: the same bytes, the same table.
-        let _ = self.blocks.set(out);
-        Ok(self.blocks.get().expect("just set"))
+        Ok(blk)
     }
 
     /// The model a block of this section starts from, if the section is model-coded
@@ -329,8 +325,7 @@ impl SectionReader {
         src: Src<'m>,
         b: usize,
     ) -> Result<Cow<'m, [u8]>, FormatError> {
-        let blk = self.table(path, src.map)?[b];
-        // The table was checked against the section bounds at open.
+        let blk = self.block(path, src, b)?;
         let bytes = src.bytes(path, blk.offset, blk.len)?;
         if xxh64(&bytes) != blk.checksum {
             return Err(FormatError::Checksum {

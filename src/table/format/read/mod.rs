@@ -1,5 +1,5 @@
-//! Reading a file: the header and block tables checked when it is opened, blocks
-//! decompressed (and checksummed) when first read, through a [`BlockCache`] (the
+//! Reading a file: the header checked when it is opened, each block's table entry
+//! checked and the block decompressed (and checksummed) when first read, through a [`BlockCache`] (the
 //! file's own, or the one all files of a [`crate::table::probe::Tablebase`] share).
 //!
 //! The rooms: `parse.rs` checks the header, `blocks.rs` reads, checks and
@@ -91,6 +91,12 @@ impl SubspaceFile {
         // in place (writers create a new file and rename it). Truncating a mapped file
         // behind the program's back is outside what any reader can defend against.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
+        // Probes read a page or two of the header and block table, and the
+        // blocks by positioned reads: a fault that read around it (megabytes on
+        // some disks) would cost a cold probe milliseconds. Readers of whole
+        // sections ask for read-ahead ([`SubspaceFile::mapped`]).
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
         let header = parse_header(path, &map, file_len)?;
         if let Some(fp) = expect.fingerprint
             && fp != header.meta.fingerprint
@@ -154,37 +160,16 @@ impl SubspaceFile {
         let model = (header.wdl.encoding == Encoding::Model)
             .then(|| ModelCodec::new(path, &header, "WDL"))
             .transpose()?;
-        let names = ("WDL", "WDL table");
         let id = cache.register();
         let cached = (&*cache, id);
-        let wdl = SectionReader::new(
-            path,
-            &map,
-            header.wdl,
-            header.size,
-            names,
-            model,
-            (cached.0, cached.1, true),
-        )?;
-        let names = ("depth", "depth table");
+        let wdl = SectionReader::new(path, &map, header.wdl, header.size, "WDL", model, cached)?;
         let depth = header
             .depth
             .map(|d| {
                 let model = (d.encoding == Encoding::DepthModel)
                     .then(|| ModelCodec::new(path, &header, "depth"))
                     .transpose()?;
-                // The depth table is read with the first depth block: a WDL
-                // probe from a dropped page cache reads one place of the file
-                // fewer. (A model-coded section reads it now, for its prior.)
-                SectionReader::new(
-                    path,
-                    &map,
-                    d,
-                    header.size,
-                    names,
-                    model,
-                    (cached.0, cached.1, false),
-                )
+                SectionReader::new(path, &map, d, header.size, "depth", model, cached)
             })
             .transpose()?;
         if header.file_bytes() != file_len {

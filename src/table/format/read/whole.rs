@@ -114,7 +114,7 @@ impl SubspaceFile {
             let start = s.info.offset as usize;
             let mid = start + table_len as usize;
             let end = (s.info.offset + s.info.length) as usize;
-            if xxh64(&self.map[start..mid]) != s.info.table_checksum {
+            if xxh64(self.mapped(start..mid)) != s.info.table_checksum {
                 return Err(FormatError::Checksum {
                     path: self.path.clone(),
                     section: table,
@@ -124,7 +124,7 @@ impl SubspaceFile {
             (0..s.info.blocks as usize)
                 .into_par_iter()
                 .try_for_each(|b| s.compressed(&self.path, self.src(), b).map(|_| ()))?;
-            if xxh64(&self.map[mid..end]) != s.info.data_checksum {
+            if xxh64(self.mapped(mid..end)) != s.info.data_checksum {
                 return Err(FormatError::Checksum {
                     path: self.path.clone(),
                     section: data,
@@ -143,8 +143,8 @@ impl SubspaceFile {
         let mid = start + s.info.blocks as usize * BLOCK_ENTRY_LEN;
         let end = (s.info.offset + s.info.length) as usize;
         for (bytes, sum, section) in [
-            (&self.map[start..mid], s.info.table_checksum, "WDL table"),
-            (&self.map[mid..end], s.info.data_checksum, "WDL data"),
+            (self.mapped(start..mid), s.info.table_checksum, "WDL table"),
+            (self.mapped(mid..end), s.info.data_checksum, "WDL data"),
         ] {
             if xxh64(bytes) != sum {
                 return Err(FormatError::Checksum {
@@ -155,5 +155,16 @@ impl SubspaceFile {
             }
         }
         Ok(&self.map[start..end])
+    }
+
+    /// The mapped bytes of `range`, which are about to be read through: the
+    /// kernel is told to read them ahead (the mapping is opened for random
+    /// access, which reads a page a fault).
+    fn mapped(&self, range: std::ops::Range<usize>) -> &[u8] {
+        #[cfg(unix)]
+        let _ = self
+            .map
+            .advise_range(memmap2::Advice::WillNeed, range.start, range.len());
+        &self.map[range]
     }
 }
