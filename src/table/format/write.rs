@@ -836,3 +836,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FormatError> {
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::SplitMix;
+
+    #[test]
+    fn compressed_depth_blocks_are_checked_against_what_they_pack() {
+        // Draws, wins (even codes) and losses (odd), loss-only entries.
+        let mut rng = SplitMix(5);
+        let codes: Vec<u16> = (0..10_000)
+            .map(|_| match rng.below(3) {
+                0 => 0,
+                1 => 2 + 2 * rng.below(20) as u16,
+                _ => 1 + 2 * rng.below(20) as u16,
+            })
+            .collect();
+        let pack = |c: &[u16], out: &mut Vec<u8>| {
+            pack_depth(c, Encoding::HalfU8, DepthEntries::Losses, out)
+        };
+        let per = 1000;
+        let mut blocks = compress_blocks(&codes, per, 9, pack).unwrap();
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Ok(()));
+        // Another block's bytes in block 3: it decompresses, to other entries.
+        blocks[3] = blocks[4].clone();
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Err(3));
+        // A damaged block, and a block missing.
+        blocks[3][0] ^= 0xff;
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Err(3));
+        blocks.pop();
+        assert!(check_compressed(&codes, per, &blocks, pack).is_err());
+    }
+}
