@@ -59,6 +59,10 @@ static JUMP_BUCKET: [u8; 256] = {
     t
 };
 
+/// A result's unit in a count of results a byte each: `1 << (8 t)` for trit `t`
+/// (0 draw, 1 win, 2 loss).
+const RESULT_UNIT: [u32; 4] = [1, 1 << 8, 1 << 16, 1 << 24];
+
 /// Mobility buckets: 0, 1, 2, 3-4, 5-6, 7-9, 10-13, 14 and more.
 static MOBILITY_BUCKET: [u8; 64] = {
     let mut t = [7u8; 64];
@@ -194,11 +198,27 @@ impl Geometry {
     fn context(&self, packed: Bits, c: &Class, by_set: &[u8]) -> usize {
         // One byte per result (draw, win, loss) counts the neighbours, in a
         // register: at most 4 neighbours a stone, so a byte never overflows.
+        // One pass over the opponent's stones finds the earlier neighbours and
+        // tallies (as [`Class::earlier_neighbours`] and [`Class::tally`]).
         let mut near = 0u32;
-        c.earlier_neighbours(packed, |n| near += 1 << (8 * by_set[n as usize]));
+        let (mut sums, mut mills) = (0, 0);
+        let mut stones = packed;
+        while stones != 0 {
+            let a = stones.trailing_zeros();
+            stones &= stones - 1;
+            let p = &c.points[a as usize];
+            sums += p.sums + ((p.adjacent & !packed).count_ones() << 16);
+            mills += p.mills;
+            let mut to = p.lower & !packed;
+            while to != 0 {
+                let b = to.trailing_zeros();
+                to &= to - 1;
+                near += RESULT_UNIT[by_set[(packed ^ (1 << a) ^ (1 << b)) as usize] as usize & 3];
+            }
+        }
         let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
         let neighbours = 9 * count(1) + 3 * count(0) + count(2);
-        let t = c.tally(packed);
+        let t = Tally { sums, mills };
         let own_closable = (c.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
         let opp_closable = c.opp_closable(packed, &t);
         let own_mobility = MOBILITY_BUCKET[(c.own_slides - t.own_blocked()).min(63) as usize];
@@ -364,7 +384,7 @@ impl Class {
             while to != 0 {
                 let b = to & to.wrapping_neg();
                 to &= to - 1;
-                near += 1 << (8 * by_set[(packed ^ top ^ b) as usize]);
+                near += RESULT_UNIT[by_set[(packed ^ top ^ b) as usize] as usize & 3];
             }
         }
         let bucket = |t: u32| JUMP_BUCKET[(near >> (8 * t) & 0xff) as usize] as usize;

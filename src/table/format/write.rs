@@ -222,9 +222,11 @@ pub fn write_subspace_choosing(
 /// it is coded and compared with what it codes (every slot; see
 /// `model::encode_block_checked`), and the file read back from `path`
 /// and compared byte for byte with what was written. Returns the header and, if
-/// both sections are model-coded, the result every slot stores (0 draw, 1 win, 2
-/// loss) that the file decodes to; `None` if a section is zstd-compressed (not
-/// decoded here: the caller reads the file).
+/// the WDL section is model-coded, the result every slot stores (0 draw, 1 win, 2
+/// loss) that the file decodes to, the depth section checked too (a model-coded
+/// one decoded again in memory, a zstd-compressed one decompressed again, each
+/// block compared with what it codes); `None` if the WDL section is
+/// zstd-compressed (not decoded here: the caller reads the file).
 pub fn write_subspace_choosing_checked(
     path: &Path,
     meta: &SubspaceMeta,
@@ -277,8 +279,9 @@ fn check_choosing(
 struct Encoded {
     /// The complete file contents.
     file: Vec<u8>,
-    /// With `checked`, if both sections are model-coded: the result each slot
-    /// stores, as its blocks decode in memory.
+    /// With `checked`, if the WDL section is model-coded: the result each slot
+    /// stores, as its blocks decode in memory (the depth section's blocks checked
+    /// in memory too).
     stored: Option<Vec<u8>>,
 }
 
@@ -389,10 +392,20 @@ fn encode_subspace(
     let depth_blocks = if opts.wdl_only {
         None
     } else {
-        let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, |c, out| {
-            pack_depth(c, depth_encoding, entries, out)
-        })
-        .map_err(|e| FormatError::io(path, e))?;
+        let pack = |c: &[u16], out: &mut Vec<u8>| pack_depth(c, depth_encoding, entries, out);
+        let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, pack)
+            .map_err(|e| FormatError::io(path, e))?;
+        // With `checked` and the WDL section's trits at hand, zstd's depth blocks
+        // are decompressed again and compared with what they pack, as the model's
+        // are decoded again: the caller then has every stored code without
+        // reading the file.
+        let check_zstd = |blocks: &[Vec<u8>]| -> Result<(), FormatError> {
+            if stored.is_some() {
+                check_compressed(codes, opts.depth_block, blocks, pack)
+                    .map_err(|b| coder_fault(path, &format!("zstd depth block {b}")))?;
+            }
+            Ok(())
+        };
         if opts.depth_model && depth_encoding == Encoding::HalfU8 {
             // The model where it is smaller; else the zstd blocks behind an empty prior.
             let (model, per) = depth_model_blocks(path, meta, codes, checked)?;
@@ -400,12 +413,12 @@ fn encode_subspace(
             Some(if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
                 (Encoding::DepthModel, per, model)
             } else {
-                stored = None;
+                check_zstd(&blocks)?;
                 let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
                 (Encoding::DepthModel, opts.depth_block, blocks)
             })
         } else {
-            stored = None;
+            check_zstd(&blocks)?;
             Some((depth_encoding, opts.depth_block, blocks))
         }
     };
@@ -688,6 +701,31 @@ fn compress_blocks_below(
     Ok(Some(blocks))
 }
 
+/// Whether `blocks`, the blocks [`compress_blocks`] made of `codes` with
+/// `per_block` and `pack`, decompress to what `pack` makes of their slots, as a
+/// reader decompresses them: `Err(b)` for a block `b` that does not.
+fn check_compressed(
+    codes: &[u16],
+    per_block: u32,
+    blocks: &[Vec<u8>],
+    pack: impl Fn(&[u16], &mut Vec<u8>) + Sync,
+) -> Result<(), usize> {
+    if codes.chunks(per_block as usize).len() != blocks.len() {
+        return Err(blocks.len().min(codes.len().div_ceil(per_block as usize)));
+    }
+    codes
+        .par_chunks(per_block as usize)
+        .zip(blocks)
+        .enumerate()
+        .try_for_each_init(Vec::new, |raw, (b, (chunk, block))| {
+            pack(chunk, raw);
+            match super::read::decompress(block, raw.len()) {
+                Ok(back) if back == *raw => Ok(()),
+                _ => Err(b),
+            }
+        })
+}
+
 /// Packs and compresses the blocks of `codes` in parallel, in order.
 fn compress_blocks(
     codes: &[u16],
@@ -797,4 +835,37 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FormatError> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mix::SplitMix;
+
+    #[test]
+    fn compressed_depth_blocks_are_checked_against_what_they_pack() {
+        // Draws, wins (even codes) and losses (odd), loss-only entries.
+        let mut rng = SplitMix(5);
+        let codes: Vec<u16> = (0..10_000)
+            .map(|_| match rng.below(3) {
+                0 => 0,
+                1 => 2 + 2 * rng.below(20) as u16,
+                _ => 1 + 2 * rng.below(20) as u16,
+            })
+            .collect();
+        let pack = |c: &[u16], out: &mut Vec<u8>| {
+            pack_depth(c, Encoding::HalfU8, DepthEntries::Losses, out)
+        };
+        let per = 1000;
+        let mut blocks = compress_blocks(&codes, per, 9, pack).unwrap();
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Ok(()));
+        // Another block's bytes in block 3: it decompresses, to other entries.
+        blocks[3] = blocks[4].clone();
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Err(3));
+        // A damaged block, and a block missing.
+        blocks[3][0] ^= 0xff;
+        assert_eq!(check_compressed(&codes, per, &blocks, pack), Err(3));
+        blocks.pop();
+        assert!(check_compressed(&codes, per, &blocks, pack).is_err());
+    }
 }

@@ -460,9 +460,9 @@ impl Job<'_> {
             ..WriteOptions::default()
         };
         let meta = &self.src.header().meta;
-        // Both sections model-coded: the writer decoded every block in memory and
-        // read the file back, so what it stores is at hand without decoding the
-        // file again.
+        // A model-coded WDL section: the writer decoded every block of both
+        // sections in memory and read the file back, so what it stores is at hand
+        // without decoding the file again.
         let stored = match allowed {
             Some(allowed) => {
                 let (_, trits) =

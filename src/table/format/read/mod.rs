@@ -13,6 +13,7 @@ mod slots;
 mod warm;
 mod whole;
 
+pub(super) use blocks::decompress;
 pub(super) use parse::parse_header;
 pub use parse::read_header;
 
