@@ -19,7 +19,8 @@
 //! placement sectors answers placement positions with [`ProbeError::Missing`], and
 //! the opening search ([`crate::search::opening`]) answers them instead.
 //!
-//! The rooms, one job each: `error.rs` ([`ProbeError`]), `open.rs` (the
+//! The rooms, one job each: `error.rs` ([`ProbeError`]), `catalog.rs` (the
+//! sectors the rules allow, numbered once per process), `open.rs` (the
 //! directories and which sector's file each holds, files opened on first use),
 //! `exact.rs` (exact values, reconstructed where a file stores don't-cares or
 //! loss-only depths), `wdl.rs` (win/draw/loss, derived sectors, the staged reads
@@ -28,6 +29,7 @@
 //! holds `Tablebase` itself, its accessors and what every room asks first (is the
 //! position valid, decided, or with a removal pending).
 
+mod catalog;
 mod error;
 mod exact;
 mod open;
@@ -61,7 +63,7 @@ pub struct Tablebase {
     rules: &'static Rules,
     /// The sectors the rules have, numbered (each has a slot), and the rules'
     /// fingerprint.
-    catalog: &'static open::Catalog,
+    catalog: &'static catalog::Catalog,
     /// What the manifest's head says of `wdl_only` ([`Tablebase::wdl_only`]).
     wdl_only: bool,
     /// The manifest read whole on first use, or why it could not be.

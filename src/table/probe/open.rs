@@ -1,6 +1,7 @@
 //! Opening a tablebase: the directories, which sector's file each holds, and each
 //! file mapped and its header checked the first time it is read.
 
+use super::catalog::Catalog;
 use super::{Place, ProbeError, Slot, Tablebase};
 use crate::rules::Rules;
 use crate::rules::position::Position;
@@ -9,7 +10,7 @@ use crate::table::format::{Expect, FormatError, SubspaceFile};
 use crate::table::index::Index;
 use crate::table::sector::Sector;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// What is at `path` if something other than a directory is (`a file`, `a FIFO`,
 /// ...), `None` if nothing is (a dangling link counts as nothing).
@@ -23,77 +24,6 @@ fn not_a_directory(path: &Path) -> Option<String> {
             _ => "a special file".to_string(),
         }
     })
-}
-
-/// The sectors a directory of some rules may hold, numbered, with the rules'
-/// fingerprint: what every opening of a directory of these rules needs, worked out
-/// once per program (a cold probe opens the directory first).
-pub(super) struct Catalog {
-    rules: &'static Rules,
-    /// [`Rules::fingerprint`].
-    pub(super) fingerprint: u64,
-    /// Per `(k, l, hk, hl)` (each in `0..=stones`, read as digits of base
-    /// `stones + 1`), the sector's number, or [`Catalog::NONE`] for a sector the
-    /// rules do not have.
-    number: Vec<u16>,
-    /// The sectors by number, sorted.
-    sectors: Vec<Sector>,
-}
-
-impl Catalog {
-    const NONE: u16 = u16::MAX;
-
-    /// The catalog of `rules`, worked out on first use and kept for the
-    /// program's life.
-    pub(super) fn of(rules: &'static Rules) -> &'static Catalog {
-        static KNOWN: Mutex<Vec<&'static Catalog>> = Mutex::new(Vec::new());
-        let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = known.iter().find(|c| std::ptr::eq(c.rules, rules)) {
-            return c;
-        }
-        let c: &'static Catalog = Box::leak(Box::new(Catalog::new(rules)));
-        known.push(c);
-        c
-    }
-
-    fn new(rules: &'static Rules) -> Catalog {
-        let n = rules.stones;
-        let base = n as usize + 1;
-        let mut number = vec![Catalog::NONE; base.pow(4)];
-        let mut sectors = Vec::new();
-        for (i, number) in number.iter_mut().enumerate() {
-            let [k, l, hk, hl] =
-                [i / base.pow(3), i / base.pow(2), i / base, i].map(|d| (d % base) as u8);
-            let s = Sector { k, l, hk, hl };
-            let wanted = if s.is_moving() {
-                k >= 3 && l >= 3
-            } else {
-                s.is_valid(rules)
-            };
-            if wanted {
-                *number = sectors.len() as u16;
-                sectors.push(s);
-            }
-        }
-        Catalog {
-            rules,
-            fingerprint: rules.fingerprint(),
-            number,
-            sectors,
-        }
-    }
-
-    /// The number of sector `s`, if the rules have it.
-    fn number(&self, s: Sector) -> Option<usize> {
-        let n = self.rules.stones;
-        if s.k > n || s.l > n || s.hk > n || s.hl > n {
-            return None;
-        }
-        let base = n as usize + 1;
-        let [k, l, hk, hl] = [s.k, s.l, s.hk, s.hl].map(usize::from);
-        let i = self.number[((k * base + l) * base + hk) * base + hl];
-        (i != Catalog::NONE).then_some(i as usize)
-    }
 }
 
 impl Tablebase {

@@ -144,7 +144,7 @@ thread_local! {
 }
 
 /// Decompresses `src` into exactly `raw_len` bytes, or fails.
-pub(in crate::table::format) fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
+pub(crate) fn decompress(src: &[u8], raw_len: usize) -> io::Result<Vec<u8>> {
     DECOMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
