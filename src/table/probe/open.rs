@@ -115,28 +115,30 @@ impl Tablebase {
     }
 
     /// Where sector slot `i`'s answers are: found on first use by looking up its
-    /// names in each directory in turn (a file before a marker), unless the
-    /// listing ([`Tablebase::list`]) has already said.
+    /// names in each directory in turn, unless the listing ([`Tablebase::list`])
+    /// has already said.
     fn place(&self, i: usize) -> Place {
         *self.slots[i].place.get_or_init(|| {
             let s = self.catalog.sectors[i];
-            let present =
-                |dir: &Path, name: String| std::fs::symlink_metadata(dir.join(name)).is_ok();
-            for (d, dir) in self.dirs.iter().enumerate() {
-                // Anything in a file's place counts (a FIFO, a directory, a dangling
-                // link too), so that a probe names what is wrong with it instead of
-                // calling the file missing.
-                if present(dir, s.file_name()) {
-                    return Place::File(d as u32);
-                }
-                if present(dir, crate::table::dir::derived_marker(s))
-                    && crate::table::dir::is_derived(dir, self.rules, s)
-                {
-                    return Place::Derived(d as u32);
-                }
-            }
-            Place::Missing
+            (self.dirs.iter().enumerate())
+                .map(|(d, dir)| self.look_up(d as u32, dir, s))
+                .find(|&p| p != Place::Missing)
+                .unwrap_or(Place::Missing)
         })
+    }
+
+    /// Whether directory number `d` holds sector `s`'s file or marks it derived
+    /// (a file before a marker), by looking up their names. Anything in a file's
+    /// place counts (a FIFO, a directory, a dangling link too), so that a probe
+    /// names what is wrong with it instead of calling the file missing.
+    fn look_up(&self, d: u32, dir: &Path, s: Sector) -> Place {
+        if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
+            Place::File(d)
+        } else if crate::table::dir::is_derived(dir, self.rules, s) {
+            Place::Derived(d)
+        } else {
+            Place::Missing
+        }
     }
 
     /// Notes every sector's place, from one listing of each directory (a look-up
@@ -161,15 +163,9 @@ impl Tablebase {
     /// without a listing, each possible sector looked up.
     fn list_one(&self, d: u32, dir: &Path, found: &mut [Place]) {
         let Ok(entries) = std::fs::read_dir(dir) else {
-            for (i, place) in found.iter_mut().enumerate() {
-                let s = self.catalog.sectors[i];
-                if *place != Place::Missing {
-                    continue;
-                }
-                if std::fs::symlink_metadata(dir.join(s.file_name())).is_ok() {
-                    *place = Place::File(d);
-                } else if crate::table::dir::is_derived(dir, self.rules, s) {
-                    *place = Place::Derived(d);
+            for (place, &s) in found.iter_mut().zip(&self.catalog.sectors) {
+                if *place == Place::Missing {
+                    *place = self.look_up(d, dir, s);
                 }
             }
             return;
