@@ -258,6 +258,33 @@ pub struct Index {
     /// Per `k`, the tables of sets of `k` points, built on first use (a program
     /// that reads a few files builds only theirs).
     tables: Vec<OnceLock<Tables>>,
+    /// Per `k`, the classes counted by chunks of colex ranks, if given
+    /// ([`Index::install_class_counts`]): what lets a fresh process index its first
+    /// few positions without building the tables.
+    counts: Vec<OnceLock<ClassCounts>>,
+    /// Per `k`, how many sets [`Index::canon`] has classed from the counts; past
+    /// [`COUNTED_CANONS`] it builds the tables.
+    counted: Vec<std::sync::atomic::AtomicU32>,
+}
+
+/// Colex ranks per chunk of [`ClassCounts`]: 2^8. A set's class number is the
+/// count before its chunk plus the representatives in the chunk before it, each
+/// found by trying the symmetries on it (a few microseconds for a chunk).
+pub const CLASS_CHUNK_BITS: u32 = 8;
+
+/// How many sets of one size [`Index::canon`] classes from the counts before it
+/// builds the tables instead: a probe or a ply's children need a few, a search or
+/// a build millions.
+const COUNTED_CANONS: u32 = 256;
+
+/// The classes of the sets of one size, counted by chunks of colex ranks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassCounts {
+    /// Per chunk `j`, the classes whose representative's colex rank is below
+    /// `j << CLASS_CHUNK_BITS`.
+    pub before: Vec<u32>,
+    /// The number of classes.
+    pub total: u32,
 }
 
 /// The index tables of the sets of one number of points.
@@ -346,10 +373,14 @@ impl Index {
         );
         let colex = ColexRank::new(rules.points());
         let tables = (0..=rules.stones).map(|_| OnceLock::new()).collect();
+        let counts = (0..=rules.stones).map(|_| OnceLock::new()).collect();
+        let counted = (0..=rules.stones).map(|_| Default::default()).collect();
         Index {
             rules,
             colex,
             tables,
+            counts,
+            counted,
         }
     }
 
@@ -366,7 +397,68 @@ impl Index {
 
     /// Number of symmetry classes of sets of `k` points.
     pub fn classes(&self, k: u32) -> u64 {
-        self.tables(k).reps.len() as u64
+        match (self.tables[k as usize].get(), self.counts[k as usize].get()) {
+            (None, Some(c)) => c.total as u64,
+            _ => self.tables(k).reps.len() as u64,
+        }
+    }
+
+    /// Whether the classes of the `k`-sets are known: their tables built or their
+    /// counts given.
+    pub fn has_classes(&self, k: u32) -> bool {
+        let k = k as usize;
+        self.tables[k].get().is_some() || self.counts[k].get().is_some()
+    }
+
+    /// The classes of the `k`-sets counted by chunks of colex ranks, from the
+    /// tables: what [`Index::install_class_counts`] takes.
+    pub fn class_counts(&self, k: u32) -> ClassCounts {
+        let reps = &self.tables(k).reps;
+        let chunks = binomial(self.rules.points() as u32, k).div_ceil(1 << CLASS_CHUNK_BITS);
+        let mut before = vec![0u32; chunks as usize];
+        // Representatives are in colex order: count those of each chunk, then sum.
+        for &r in reps {
+            let chunk = (self.colex.rank(r) >> CLASS_CHUNK_BITS) as usize;
+            if let Some(next) = before.get_mut(chunk + 1) {
+                *next += 1;
+            }
+        }
+        for j in 1..before.len() {
+            before[j] += before[j - 1];
+        }
+        ClassCounts {
+            before,
+            total: reps.len() as u32,
+        }
+    }
+
+    /// Gives the index the class counts of the `k`-sets (read from a database
+    /// directory, which writes them with its files), so that a process can class
+    /// its first sets without building the tables. Refused if they cannot be those
+    /// of the board (their shape: a chunk for every 2^8 sets, counts from 0 that
+    /// grow by at most a chunk's sets, up to the total); counts already given or
+    /// tables already built are kept.
+    pub fn install_class_counts(&self, k: u32, counts: ClassCounts) -> Result<(), String> {
+        let sets = binomial(self.rules.points() as u32, k);
+        let chunk = 1u64 << CLASS_CHUNK_BITS;
+        let b = &counts.before;
+        let well_formed = k <= self.rules.stones as u32
+            && b.len() as u64 == sets.div_ceil(chunk)
+            && b.first() == Some(&0)
+            && b.windows(2)
+                .all(|w| w[0] <= w[1] && (w[1] - w[0]) as u64 <= chunk)
+            && b.last()
+                .is_some_and(|&l| l <= counts.total && (counts.total - l) as u64 <= chunk)
+            && counts.total as u64 <= sets;
+        if !well_formed {
+            return Err(format!(
+                "class counts of {k}-sets that do not fit the board"
+            ));
+        }
+        if self.tables[k as usize].get().is_none() {
+            let _ = self.counts[k as usize].set(counts);
+        }
+        Ok(())
     }
 
     /// Opponent placements per class: `C(n - k, l)`.
@@ -383,7 +475,9 @@ impl Index {
     #[inline]
     pub fn canon(&self, own: Bits) -> Canon {
         let k = own.count_ones();
-        let t = self.tables(k);
+        let Some(t) = self.tables[k as usize].get() else {
+            return self.canon_cold(own);
+        };
         let e = t.lookup[self.colex.rank(own) as usize];
         let class = e >> 4;
         Canon {
@@ -395,15 +489,66 @@ impl Index {
         }
     }
 
+    /// [`Index::canon`] before the tables of `own`'s size are built: from the class
+    /// counts, if given and not used [`COUNTED_CANONS`] times yet (the least image
+    /// under the symmetries, the first symmetry giving it, its stabilizer, and its
+    /// class counted from its chunk's), else from the tables, built now.
+    #[cold]
+    fn canon_cold(&self, own: Bits) -> Canon {
+        use std::sync::atomic::Ordering::Relaxed;
+        let k = own.count_ones();
+        let counts = self.counts[k as usize]
+            .get()
+            .filter(|_| self.counted[k as usize].fetch_add(1, Relaxed) < COUNTED_CANONS);
+        match counts {
+            Some(counts) => self.canon_counted(own, counts),
+            None => {
+                self.tables(k);
+                self.canon(own)
+            }
+        }
+    }
+
+    /// [`Index::canon`] of `own` from the class counts of its size.
+    fn canon_counted(&self, own: Bits, counts: &ClassCounts) -> Canon {
+        let k = own.count_ones();
+        let syms = self.rules.symmetries.len();
+        let (mut rep, mut sym) = (own, 0);
+        for s in 1..syms {
+            let img = self.rules.map(s, own);
+            if img < rep {
+                (rep, sym) = (img, s);
+            }
+        }
+        let stab = (1..syms)
+            .filter(|&s| self.rules.map(s, rep) == rep)
+            .fold(0u16, |m, s| m | 1 << s);
+        let is_rep = |set: Bits| (1..syms).all(|s| self.rules.map(s, set) >= set);
+        let rank = self.colex.rank(rep) as u64;
+        let start = rank >> CLASS_CHUNK_BITS << CLASS_CHUNK_BITS;
+        let mut class = counts.before[(start >> CLASS_CHUNK_BITS) as usize];
+        let mut set = unrank(start, k, self.rules.points() as u32);
+        for _ in start..rank {
+            class += is_rep(set) as u32;
+            set = next_subset(set);
+        }
+        Canon {
+            k,
+            class,
+            sym: sym as u8,
+            rep,
+            stab,
+        }
+    }
+
     /// Starts fetching what [`Index::canon`] of `own` looks up first (a hint:
     /// nothing waits). The look-up table is megabytes; a caller about to index
     /// many sets asks for all of their entries first.
     #[inline]
     pub fn prefetch_canon(&self, own: Bits) {
         let k = own.count_ones();
-        if let Some(e) = (k as usize)
-            .lt(&self.tables.len())
-            .then(|| self.tables(k))
+        if let Some(e) = (self.tables.get(k as usize))
+            .and_then(|t| t.get())
             .and_then(|t| t.lookup.get(self.colex.rank(own) as usize))
         {
             crate::memory::prefetch(e);
@@ -421,11 +566,13 @@ impl Index {
     #[inline]
     pub fn slot_of_image(&self, c: &Canon, o: Bits) -> u64 {
         let l = o.count_ones();
-        if c.rep == 0 && (l as usize) < self.tables.len() {
+        if c.rep == 0
+            && let Some(t) = self.tables.get(l as usize).and_then(OnceLock::get)
+        {
             // Every symmetry fixes the empty set, so the least image of `o` is its
             // own class's representative (colex order is the order of the sets as
-            // numbers), found without trying the symmetries one by one.
-            let t = self.tables(l);
+            // numbers), found without trying the symmetries one by one (which the
+            // lines below do where the tables of `l`-sets are not built).
             let rep = t.reps[(t.lookup[self.colex.rank(o) as usize] >> 4) as usize];
             return c.class as u64 * self.per_class(c.k, l) + self.colex.rank(rep) as u64;
         }
@@ -538,6 +685,67 @@ mod tests {
             })
             .collect();
         (lookup, reps, stabs)
+    }
+
+    /// Classing a set from the class counts gives what the tables give: every
+    /// set up to 5 points and a sample of the larger, on the three boards; the
+    /// counts survive a round trip through `install_class_counts`, which refuses
+    /// counts of another shape; a fresh index classes its first sets from them
+    /// and then builds its tables.
+    #[test]
+    fn sets_classed_from_the_counts_are_classed_as_by_the_tables() {
+        let mut r = 0x1234_5678_9abc_def0u64;
+        for name in ["standard", "morabaraba", "six"] {
+            let rules = Rules::by_name(name).unwrap();
+            let built = Index::for_rules(rules);
+            let n = rules.points() as u32;
+            for k in 0..=rules.stones as u32 {
+                let counts = built.class_counts(k);
+                let fresh = Index::new(rules);
+                fresh.install_class_counts(k, counts.clone()).unwrap();
+                assert_eq!(fresh.classes(k), built.classes(k), "{name} {k}");
+                let sets = binomial(n, k);
+                let sample: Vec<Bits> = if sets <= 50_000 {
+                    let mut set = first_subset(k);
+                    (0..sets)
+                        .map(|i| {
+                            let s = set;
+                            if i + 1 < sets {
+                                set = next_subset(set);
+                            }
+                            s
+                        })
+                        .collect()
+                } else {
+                    (0..3000)
+                        .map(|_| {
+                            r = crate::mix::splitmix64(r);
+                            unrank(r % sets, k, n)
+                        })
+                        .collect()
+                };
+                for &set in &sample {
+                    let (a, b) = (fresh.canon_counted(set, &counts), built.canon(set));
+                    let same = (a.k, a.class, a.sym, a.rep, a.stab)
+                        == (b.k, b.class, b.sym, b.rep, b.stab);
+                    assert!(same, "{name} {k} {set:#x}: {a:?} against {b:?}");
+                }
+                // Through `canon`: the counts first, then the tables.
+                for &set in sample.iter().cycle().take(2 * COUNTED_CANONS as usize) {
+                    assert_eq!(fresh.canon(set).class, built.canon(set).class);
+                }
+                assert!(fresh.tables[k as usize].get().is_some(), "{name} {k}");
+                // Counts that cannot be the board's are refused.
+                let mut bad = counts.clone();
+                bad.before.push(counts.total);
+                assert!(Index::new(rules).install_class_counts(k, bad).is_err());
+                if counts.before.len() > 1 {
+                    let mut bad = counts.clone();
+                    bad.before[1] += 1 << CLASS_CHUNK_BITS;
+                    assert!(Index::new(rules).install_class_counts(k, bad).is_err());
+                }
+            }
+        }
     }
 
     #[test]

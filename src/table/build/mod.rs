@@ -453,6 +453,9 @@ pub fn build_with(
         .chain(sectors.iter().copied())
         .collect();
     let _ = manifest.plan(&opts.db, &targets);
+    // The class counts that let a fresh process probe without building the index
+    // tables (derived data: a directory that cannot be written fails below).
+    let _ = crate::table::dir::classes::write(&opts.db, rules);
     let manifest = Arc::new(Mutex::new(manifest));
     // Which steps are finished already, and when each target may be recoded.
     let pair_done: Vec<bool> = pairs

@@ -5,10 +5,12 @@
 //! ([`file_name`]), one per placement sector, `k-l-hk-hl.mdb`
 //! ([`Sector::file_name`]: a sector's file is named after the sector), the manifest
 //! [`MANIFEST`] (derived data, see [`crate::table::dir::manifest`]), the opening
-//! search's saved values [`OPENING`] ([`crate::search::opening`]) and, in a packed
+//! search's saved values [`OPENING`] ([`crate::search::opening`]), the class counts
+//! of the index [`classes::CLASSES`] (derived data, see [`crate::table::dir::classes`]) and, in a packed
 //! WDL-only directory, a marker `k-l.derived` per sector left out because one ply of
 //! search gives its results ([`derived_marker`], [`is_derived`]).
 
+pub mod classes;
 pub mod manifest;
 
 use crate::rules::Rules;

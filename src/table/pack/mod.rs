@@ -186,6 +186,9 @@ impl Output {
         }
         let targets: Vec<Sector> = files.iter().map(|&(s, _)| s).collect();
         manifest.plan(out, &targets)?;
+        // The class counts a fresh process reads instead of building the index
+        // tables (derived data, like the manifest).
+        let _ = crate::table::dir::classes::write(out, rules);
         Ok(Output {
             manifest,
             source_manifest: Manifest::load(src).ok().flatten(),

@@ -61,6 +61,8 @@ impl Tablebase {
             .or_else(|| crate::table::dir::rules_of_files(dir))
             .unwrap_or_else(Rules::standard);
         let catalog = Catalog::of(rules);
+        let index = Index::for_rules(rules);
+        crate::table::dir::classes::install(dir, index);
         let slots = (0..catalog.sectors.len())
             .map(|_| Slot {
                 place: OnceLock::new(),
@@ -74,7 +76,7 @@ impl Tablebase {
             catalog,
             wdl_only: head.is_some_and(|h| h.wdl_only),
             manifest: OnceLock::new(),
-            index: Index::for_rules(rules),
+            index,
             slots,
             listed: OnceLock::new(),
             damage: OnceLock::new(),
