@@ -26,7 +26,14 @@
 //! `CACHE_MB=N` sets the probe cache to N MiB (default 1 GiB) for `probe` and
 //! `placement`.
 //!
-//! Figures are medians of a few runs where timing matters.
+//! Figures are medians of a few runs where timing matters. The files written for
+//! the trials go in a directory under the temporary directory that is removed when
+//! the program ends (`tests/common/scratch.rs`).
+
+// The tests' scratch directories (only the process-long one is used here).
+#[allow(dead_code)]
+#[path = "../tests/common/scratch.rs"]
+mod scratch;
 
 use millbase::mix::SplitMix as Mix;
 use millbase::rules::value::Counts;
@@ -74,10 +81,10 @@ fn realistic(n: usize, seed: u64) -> Vec<u16> {
     out
 }
 
-fn scratch() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("millbase-format-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// The directory for the trials' files, removed when the program ends.
+fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| scratch::lasting("format-bench"))
 }
 
 /// Writes `codes` with `opts` and prints the figures.
@@ -570,5 +577,4 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let _ = std::fs::remove_dir_all(scratch());
 }

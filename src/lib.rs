@@ -89,6 +89,11 @@ pub mod mix;
 #[cfg(feature = "play")]
 pub mod play;
 pub mod rules;
+// The unit tests' scratch directories: the integration tests' own file, so that one
+// rule says where every test's files go and that they are removed.
+#[cfg(test)]
+#[path = "../tests/common/scratch.rs"]
+mod scratch;
 #[cfg(feature = "engine")]
 pub mod search;
 #[cfg(feature = "serve")]

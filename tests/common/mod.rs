@@ -1,25 +1,19 @@
-//! Helpers shared by the integration tests: fresh temporary directories, the
-//! tests' generator, databases and the independent oracle (`oracle`) that several
-//! parts read, each built once per run.
+//! Helpers shared by the integration tests: scratch directories that leave nothing
+//! behind (`scratch`), the tests' generator, databases and the independent oracle
+//! (`oracle`) that several parts read, each built once per run.
 #![allow(dead_code)]
 
 pub mod oracle;
 pub mod program;
+pub mod scratch;
+
+pub use scratch::Scratch;
 
 use millbase::Rules;
 use millbase::mix::SplitMix;
 use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// A fresh, empty directory `millbase-{prefix}-{pid}-{name}` in the temporary
-/// directory (removed first if a run with the same process id left one).
-pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-{prefix}-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// The tests' deterministic generator: the crate's splitmix64 sequence
 /// ([`millbase::mix::SplitMix`]) from a seed.
@@ -48,7 +42,7 @@ impl Rng {
 pub fn nine() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = temp_dir("common", "nine");
+        let dir = scratch::lasting("nine");
         let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(9), Default::default());
         build(Rules::standard(), &opts).expect("the nine-stone set builds");
         dir
@@ -73,7 +67,7 @@ pub fn standard_5() -> &'static Path {
 /// the first time it is asked for.
 fn whole_game_once(cell: &'static OnceLock<PathBuf>, name: &str) -> &'static Path {
     cell.get_or_init(|| {
-        let dir = temp_dir("common", name);
+        let dir = scratch::lasting(name);
         let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
         let rules = Rules::by_name(name).expect("a known rule set");
         build(rules, &opts).unwrap_or_else(|e| panic!("{name} builds: {e}"));

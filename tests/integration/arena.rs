@@ -3,16 +3,16 @@
 //!
 //! One database of every pair with at most nine stones is built for the whole file.
 
-use crate::common::Rng;
+use crate::common::{Rng, Scratch};
 use millbase::Rules;
 use millbase::play::arena::{self, ArenaConfig, GameRecord, Side};
 use millbase::rules::fen::{self, Counters};
 use millbase::rules::position::{Color, Position};
 use millbase::rules::value::{Value, Wdl};
 use millbase::search::engine::Endgame;
-use millbase::table::build::{BuildOptions, Selection, build};
+
 use millbase::table::probe::Tablebase;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
@@ -257,10 +257,6 @@ fn arena_cli(args: &[&str]) -> (String, String) {
     (stdout, stderr)
 }
 
-fn temp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("millbase-arena-{}-{name}", std::process::id()))
-}
-
 fn moves_of(path: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -279,11 +275,12 @@ fn moves_of(path: &Path) -> Vec<Vec<String>> {
 
 #[test]
 fn the_protocol_round_trips_through_a_subprocess() {
+    let scratch = Scratch::new("arena-the-protocol-round-trips");
     let exe = env!("CARGO_BIN_EXE_millbase");
     // The hand-set weights, which beat `random` at depth 2 (the tuned ones draw some
     // such games by the no-capture rule).
     let uci = format!("uci:depth=2,option.Eval=shipped:{exe} uci");
-    let (via_uci, direct) = (temp("uci.jsonl"), temp("direct.jsonl"));
+    let (via_uci, direct) = (scratch.join("uci.jsonl"), scratch.join("direct.jsonl"));
     let (json, _) = arena_cli(&[
         &uci,
         "random",
@@ -326,14 +323,14 @@ fn the_protocol_round_trips_through_a_subprocess() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let script = temp("sanmill.sh");
+        let script = scratch.join("sanmill.sh");
         std::fs::write(
             &script,
             format!("#!/bin/sh\n'{exe}' uci | grep --line-buffered -v '^bestmove'\n"),
         )
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let sanmill = temp("sanmill.jsonl");
+        let sanmill = scratch.join("sanmill.jsonl");
         arena_cli(&[
             &format!("uci:depth=2,option.Eval=shipped:{}", script.display()),
             "random",
@@ -350,10 +347,11 @@ fn the_protocol_round_trips_through_a_subprocess() {
 
 #[test]
 fn runs_repeat_for_a_seed_with_any_number_of_threads() {
+    let scratch = Scratch::new("arena-runs-repeat-for-a");
     let db = db_dir().to_str().unwrap();
     let start = "O@O@O@**/*@*O****/******** w m s 4 0 4 0 0 0 -1 -1 -1 -1 0 0 1";
     let run = |threads: &str, seed: &str, name: &str| {
-        let out = temp(name);
+        let out = scratch.join(name);
         arena_cli(&[
             "perfect",
             "engine:depth=1,db=no",
@@ -440,7 +438,8 @@ fn records_of(path: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn first_placements_play_every_first_placement_with_both_colours_each_round() {
-    let out = temp("first.jsonl");
+    let scratch = Scratch::new("arena-first-placements-play-every");
+    let out = scratch.join("first.jsonl");
     let (json, _) = arena_cli(&[
         "engine:depth=1",
         "random",
@@ -524,11 +523,12 @@ fn first_placements_play_every_first_placement_with_both_colours_each_round() {
 /// blunders per game are the count of all such plies.
 #[test]
 fn lost_games_name_the_losers_first_blunder_and_blunders_are_counted_per_game() {
+    let scratch = Scratch::new("arena-lost-games-name-the");
     let db = db_dir().to_str().unwrap();
     let tb = tablebase();
     let (pos, _) = find(4, 4, 1, |v| v.wdl() == Wdl::Draw)[0];
     let start = fen_of(&pos);
-    let out = temp("lost.jsonl");
+    let out = scratch.join("lost.jsonl");
     let (json, _) = arena_cli(&[
         "random",
         "perfect",
@@ -651,22 +651,18 @@ fn strict_and_trap_perfect_players_choose_as_named() {
 /// value; a configuration under other rules than the databases' is refused.
 #[test]
 fn the_games_are_played_under_the_rules_of_the_databases() {
+    let scratch = Scratch::new("arena-the-games-are-played");
     let r = Rules::by_name("standard-4").unwrap();
-    let dir = temp("standard-4");
-    let _ = std::fs::remove_dir_all(&dir);
-    build(
-        r,
-        &BuildOptions::quiet(dir.clone(), Selection::All, Default::default()),
-    )
-    .unwrap();
-    let tb = Tablebase::open(&dir).unwrap();
+    // The whole game as built (both phases), shared with other modules.
+    let dir = crate::common::standard_4();
+    let tb = Tablebase::open(dir).unwrap();
     let start = Position::start(r);
     let expected = match tb.probe(&start).unwrap().wdl() {
         Wdl::Win => "1-0",
         Wdl::Draw => "1/2-1/2",
         Wdl::Loss => "0-1",
     };
-    let out = temp("standard-4.jsonl");
+    let out = scratch.join("standard-4.jsonl");
     arena_cli(&[
         "perfect",
         "perfect",
@@ -700,8 +696,6 @@ fn the_games_are_played_under_the_rules_of_the_databases() {
         err.contains("standard-4") && err.contains("standard"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_file(&out);
 }
 
 #[test]

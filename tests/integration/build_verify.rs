@@ -2,22 +2,15 @@
 //! stored value recomputed from its successors), published facts, determinism, and
 //! faults: corrupt, truncated and foreign files, missing subspaces, a killed build.
 
-use crate::common::nine;
+use crate::common::{Scratch, nine};
 use millbase::table::build::{BuildOptions, Selection, build, open_checked};
 use millbase::table::dir::manifest::{Manifest, file_name};
 use millbase::table::format::FormatError;
 use millbase::table::index::Index;
 use millbase::table::probe::{ProbeError, Tablebase};
 use millbase::{Color, Position, Rules, Value, table::verify};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn build_into(dir: &Path, selection: Selection) {
     let opts = BuildOptions::quiet(dir.to_path_buf(), selection, Default::default());
@@ -25,8 +18,8 @@ fn build_into(dir: &Path, selection: Selection) {
 }
 
 /// A copy of the small set (3-3, 3-4, 4-3) to damage.
-fn small_copy(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn small_copy(name: &str) -> Scratch {
+    let dir = Scratch::new(name);
     for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb", "manifest.json"] {
         std::fs::copy(nine().join(f), dir.join(f)).unwrap();
     }
@@ -68,7 +61,7 @@ fn three_three_has_gassers_figures() {
 
 #[test]
 fn building_twice_gives_identical_files() {
-    let dir = temp_dir("again");
+    let dir = Scratch::new("again");
     build_into(&dir, Selection::Only(4, 3));
     for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb"] {
         let a = std::fs::read(dir.join(f)).unwrap();
@@ -184,7 +177,7 @@ fn a_missing_subspace_is_named() {
 
 #[test]
 fn a_killed_build_resumes_cleanly() {
-    let dir = temp_dir("kill");
+    let dir = Scratch::new("kill");
     // The pairs 5-4 leads into, finished (as a build that got this far has them).
     for f in ["3-3", "3-4", "4-3", "4-4", "5-3", "3-5"] {
         let f = format!("{f}.mdb");
@@ -247,7 +240,7 @@ fn a_killed_build_resumes_cleanly() {
 
 #[test]
 fn a_pair_that_cannot_fit_is_refused_before_starting() {
-    let dir = temp_dir("memory");
+    let dir = Scratch::new("memory");
     let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
         .args(["build", "--quiet", "--only", "3-3", "--db"])
         .arg(&dir)

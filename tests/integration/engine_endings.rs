@@ -5,19 +5,15 @@
 //! taken from its recorded dialogues (`tests/sanmill/`).
 #![cfg(unix)]
 
-use std::path::PathBuf;
+use crate::common::Scratch;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-endings-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-/// A shell engine answering `uci` and `isready`, and `go` with `on_go`.
-fn engine(name: &str, on_go: &str) -> String {
+/// A shell engine `name` in `dir` answering `uci` and `isready`, and `go` with
+/// `on_go`.
+fn engine(dir: &Path, name: &str, on_go: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let path = temp(name);
+    let path = dir.join(name);
     std::fs::write(
         &path,
         format!(
@@ -107,8 +103,9 @@ fn each_way_an_engine_ends_a_game_is_recorded_and_the_run_goes_on() {
             "did not answer in time",
         ),
     ];
+    let dir = Scratch::new("endings");
     for (name, on_go, reason, detail) in cases {
-        let s = summary(&engine(name, &on_go), &[]);
+        let s = summary(&engine(&dir, name, &on_go), &[]);
         assert_eq!(s["games"], 3, "{name}: {s}");
         let endings = s["engine_endings"].as_array().unwrap();
         assert_eq!(endings.len(), 3, "{name}: {s}");
@@ -135,10 +132,9 @@ fn each_way_an_engine_ends_a_game_is_recorded_and_the_run_goes_on() {
 fn options_and_limits_reach_the_engine_and_a_refused_option_stops_the_run() {
     use std::os::unix::fs::PermissionsExt;
     // Logs every line it reads; refuses the option named Bogus as Sanmill does.
-    let log = temp("log.txt");
-    // A log left by an earlier run whose process had the same id would be appended to.
-    let _ = std::fs::remove_file(&log);
-    let path = temp("logger.sh");
+    let dir = Scratch::new("endings-options");
+    let log = dir.join("log.txt");
+    let path = dir.join("logger.sh");
     std::fs::write(
         &path,
         format!(

@@ -3,6 +3,7 @@
 //! never blunders, every judgement agrees with the position's children as the
 //! tables value them, and runs repeat for a seed with any number of threads.
 
+use crate::common::Scratch;
 use millbase::Rules;
 use millbase::play::arena::PlayerSpec;
 use millbase::play::arena::exam::{self, ExamConfig, Question};
@@ -10,27 +11,17 @@ use millbase::rules::position::Position;
 use millbase::rules::value::Wdl;
 use millbase::table::build::{BuildOptions, BuildPhase, Selection, build};
 use millbase::table::probe::Tablebase;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 fn rules() -> &'static Rules {
     Rules::with_stones(4)
 }
 
-/// The whole four-stone game, built once.
+/// The whole four-stone game, built once per run (shared with other modules).
 fn db_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("millbase-exam-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        build(
-            rules(),
-            &BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All),
-        )
-        .expect("the four-stone game builds");
-        dir
-    })
+    crate::common::standard_4()
 }
 
 fn config(players: &[&str], questions: usize, seed: u64, threads: usize) -> ExamConfig {
@@ -135,7 +126,8 @@ fn millbase() -> Command {
 
 #[test]
 fn the_command_reports_as_json_and_refuses_a_directory_without_placement() {
-    let out_file = std::env::temp_dir().join(format!("millbase-exam-{}.jsonl", std::process::id()));
+    let scratch = Scratch::new("exam");
+    let out_file = scratch.join("exam.jsonl");
     let out = millbase()
         .args(["exam", "perfect", "random", "--db"])
         .arg(db_dir())
@@ -182,8 +174,7 @@ fn the_command_reports_as_json_and_refuses_a_directory_without_placement() {
     }
 
     // A directory with the moving phase only.
-    let moving = std::env::temp_dir().join(format!("millbase-exam-moving-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&moving);
+    let moving = scratch.join("moving");
     build(
         rules(),
         &BuildOptions::quiet(moving.clone(), Selection::All, BuildPhase::Moving),

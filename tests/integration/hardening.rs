@@ -3,8 +3,8 @@
 //! belong, error text, impossible input, lazy allocation, mutated FENs, and one
 //! `Tablebase` probed from many threads at once.
 
-use crate::common::Rng;
 use crate::common::program::{fails, run, text};
+use crate::common::{Rng, Scratch};
 use millbase::table::build::file_name;
 use millbase::table::dir::manifest::Manifest;
 use millbase::table::format::xxh64;
@@ -14,10 +14,6 @@ use millbase::{Color, Game, Position, Rules, rules::fen};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-
-fn temp_dir(name: &str) -> PathBuf {
-    crate::common::temp_dir("hard", name)
-}
 
 fn succeeds(args: &[&str]) -> String {
     let out = run(args);
@@ -34,7 +30,7 @@ fn succeeds(args: &[&str]) -> String {
 fn small() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = temp_dir("small");
+        let dir = crate::common::scratch::lasting("small");
         succeeds(&["build", "--quiet", "--max-stones", "7", "--db", s(&dir)]);
         dir
     })
@@ -44,8 +40,8 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-fn small_copy(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn small_copy(name: &str) -> Scratch {
+    let dir = Scratch::new(name);
     for f in ["3-3.mdb", "3-4.mdb", "4-3.mdb", "manifest.json"] {
         std::fs::copy(small().join(f), dir.join(f)).unwrap();
     }
@@ -206,7 +202,7 @@ fn edited_headers_are_rebuilt_not_skipped() {
 #[cfg(unix)]
 #[test]
 fn fifos_and_directories_are_refused() {
-    let dir = temp_dir("fifo");
+    let dir = Scratch::new("fifo");
     let fifo = dir.join("3-3.mdb");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string; mkfifo has no other requirements.
@@ -627,17 +623,19 @@ fn a_damaged_file_is_reported_not_searched_around() {
     assert!(err.contains("damaged"), "{err}");
 }
 
-fn script(name: &str, body: &str) -> PathBuf {
+/// An executable shell script `engine.sh` in a scratch directory (returned with it).
+fn script(name: &str, body: &str) -> (Scratch, PathBuf) {
     use std::os::unix::fs::PermissionsExt;
-    let path = temp_dir(name).join("engine.sh");
+    let dir = Scratch::new(name);
+    let path = dir.join("engine.sh");
     std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
 fn an_engine_that_dies_is_an_error_naming_it_not_a_signal() {
-    let after_uciok = script("dies", "read l; echo uciok; exit 0\n");
+    let (_dir, after_uciok) = script("dies", "read l; echo uciok; exit 0\n");
     for engine in ["/bin/true", "/bin/false", s(&after_uciok)] {
         let spec = format!("uci:{engine}");
         let err = fails(&["arena", &spec, "random", "--games", "2", "--quiet"]);
@@ -649,7 +647,7 @@ fn an_engine_that_dies_is_an_error_naming_it_not_a_signal() {
 
 #[test]
 fn an_engine_that_never_answers_go_loses_as_silent_after_its_timeout_and_the_run_goes_on() {
-    let silent = script(
+    let (_dir, silent) = script(
         "silent",
         "while read l; do case \"$l\" in uci) echo uciok;; isready) echo readyok;; quit) exit 0;; esac; done\n",
     );

@@ -5,15 +5,12 @@
 //! a manifest that does not describe its files, and an opening search whose saved
 //! values cannot be saved or read.
 
+use crate::common::Scratch;
 use crate::common::program::{run, run_with, s, text};
 use millbase::table::probe::Tablebase;
 use millbase::{Position, Rules, rules::fen};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-fn temp_dir(name: &str) -> PathBuf {
-    crate::common::temp_dir("data", name)
-}
 
 /// Standard output and standard error of a run that must succeed.
 fn succeeds(args: &[&str]) -> (String, String) {
@@ -43,15 +40,15 @@ fn fails(args: &[&str]) -> (String, String) {
 fn base() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = temp_dir("base");
+        let dir = crate::common::scratch::lasting("base");
         succeeds(&["build", "--quiet", "--rules", "standard-4", "--db", s(&dir)]);
         dir
     })
 }
 
 /// A copy of [`base`] (regular files only).
-fn copy(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn copy(name: &str) -> Scratch {
+    let dir = Scratch::new(name);
     for e in std::fs::read_dir(base()).unwrap() {
         let e = e.unwrap();
         if e.file_type().unwrap().is_file() {
@@ -256,7 +253,7 @@ fn a_removal_pending_without_a_mill_is_refused() {
 /// run set out to write, and verify names what is missing and fails.
 #[test]
 fn verify_names_the_files_a_killed_run_did_not_write() {
-    let out = temp_dir("killed-repack");
+    let out = Scratch::new("killed-repack");
     // A repack that stops after three files, as one killed there would (its
     // manifest is saved after each file): run it whole, then take the rest away.
     succeeds(&["repack", "--quiet", "--db", s(base()), "--out", s(&out)]);
@@ -277,7 +274,7 @@ fn verify_names_the_files_a_killed_run_did_not_write() {
     }
 
     // The manifest of a run that did not finish lists what it had still to write.
-    let out = temp_dir("killed-repack-pending");
+    let out = Scratch::new("killed-repack-pending");
     let sectors: Vec<_> = ["3-3", "3-4", "4-3", "4-4"]
         .iter()
         .map(|n| millbase::table::sector::Sector::parse(n).unwrap())
@@ -315,7 +312,7 @@ fn verify_names_the_files_a_killed_run_did_not_write() {
 
 #[test]
 fn verify_checks_a_wdl_only_directory_against_successors() {
-    let w = temp_dir("wdl-only");
+    let w = Scratch::new("wdl-only");
     let _ = std::fs::remove_dir_all(&w);
     succeeds(&[
         "pack",
@@ -358,7 +355,7 @@ fn verify_checks_a_wdl_only_directory_against_successors() {
 
 #[test]
 fn info_check_refuses_a_file_named_for_another_sector() {
-    let dir = temp_dir("misnamed");
+    let dir = Scratch::new("misnamed");
     let file = dir.join("3-3.mdb");
     std::fs::copy(base().join("3-4.mdb"), &file).unwrap();
     let (_, err) = fails(&["info", "--check", s(&file)]);
@@ -371,7 +368,7 @@ fn info_check_refuses_a_file_named_for_another_sector() {
 
 #[test]
 fn repack_into_a_wdl_only_package_says_the_files_hold_distances() {
-    let w = temp_dir("repack-over-wdl");
+    let w = Scratch::new("repack-over-wdl");
     let _ = std::fs::remove_dir_all(&w);
     succeeds(&[
         "pack",
@@ -405,8 +402,8 @@ fn repack_into_a_wdl_only_package_says_the_files_hold_distances() {
 // ---------------------------------------------------------------------------------
 
 /// The moving phase of `standard-4` only: placement positions are searched.
-fn moving_only(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
+fn moving_only(name: &str) -> Scratch {
+    let dir = Scratch::new(name);
     for e in std::fs::read_dir(base()).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
         let moving = name
@@ -469,7 +466,7 @@ fn a_db_that_is_a_file_or_fifo_is_named_as_such() {
     let (_, err) = fails(&["probe", "--db", s(&file), FEN_3_3]);
     assert!(err.contains("is a file, not a database directory"), "{err}");
     assert!(!err.contains("millbase build"), "{err}");
-    let dir = temp_dir("db-fifo");
+    let dir = Scratch::new("db-fifo");
     let fifo = dir.join("db");
     mkfifo(&fifo);
     let (_, err) = fails(&["stats", "--db", s(&fifo)]);

@@ -4,6 +4,7 @@
 //! engines that write bytes that are not text or lines without end, and its `--out`
 //! file written game by game and resumed.
 
+use crate::common::Scratch;
 use crate::common::program::{BIN, fails, run, run_with, s, text, wait_or_hang};
 use millbase::play::arena::PlayerSpec;
 use millbase::play::protocol::client::{MAX_LINE, read_lines};
@@ -21,15 +22,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-fn temp_dir(name: &str) -> PathBuf {
-    crate::common::temp_dir("hrun", name)
-}
-
 /// The 4-stone game's moving phase only, built once per test run.
 fn moving_only() -> &'static Path {
     static DB: OnceLock<PathBuf> = OnceLock::new();
     DB.get_or_init(|| {
-        let dir = temp_dir("g4m");
+        let dir = crate::common::scratch::lasting("g4m");
         let db = dir.to_str().unwrap();
         let out = run(&[
             "build",
@@ -88,7 +85,7 @@ fn table_sizes_beyond_memory_are_one_line_errors_naming_the_most() {
 
 #[test]
 fn thread_counts_beyond_the_cap_are_refused_before_any_work() {
-    let dir = temp_dir("threads");
+    let dir = Scratch::new("threads");
     let db = s(&dir);
     let e = fails(&[
         "build",
@@ -383,7 +380,7 @@ fn a_client_that_never_finishes_its_request_does_not_hold_a_shutdown() {
 
 #[test]
 fn a_file_cut_short_under_the_server_is_an_error_answer_and_the_server_goes_on() {
-    let dir = temp_dir("cut");
+    let dir = Scratch::new("cut");
     for entry in std::fs::read_dir(moving_only()).unwrap() {
         let path = entry.unwrap().path();
         std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
@@ -537,7 +534,7 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 #[test]
 fn an_engine_line_that_is_not_utf8_is_read_not_taken_for_an_exit() {
-    let dir = temp_dir("latin1");
+    let dir = Scratch::new("latin1");
     let engine = script(
         &dir,
         "engine",
@@ -555,7 +552,7 @@ fn an_engine_line_that_is_not_utf8_is_read_not_taken_for_an_exit() {
 
 #[test]
 fn an_engine_line_without_end_is_cut_off_at_the_cap() {
-    let dir = temp_dir("endless");
+    let dir = Scratch::new("endless");
     let engine = script(
         &dir,
         "engine",
@@ -614,7 +611,7 @@ fn out_lines(path: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn arena_out_is_written_game_by_game_and_a_rerun_resumes_it() {
-    let dir = temp_dir("resume");
+    let dir = Scratch::new("resume");
     let out = dir.join("games.jsonl");
     let db = s(moving_only());
     let args = [
@@ -662,7 +659,7 @@ fn arena_out_is_written_game_by_game_and_a_rerun_resumes_it() {
 
 #[test]
 fn arena_out_holds_the_games_that_ended_when_the_run_is_killed() {
-    let dir = temp_dir("killed");
+    let dir = Scratch::new("killed");
     let out = dir.join("games.jsonl");
     let db = s(moving_only());
     let mut child = Command::new(BIN)

@@ -1,16 +1,13 @@
 //! `tools/match.py`, the match harness: its statistics against figures computed by
 //! hand, its counts against the arena's own report, and its SPRT stopping a match.
 
+use crate::common::Scratch;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn millbase() -> &'static str {
     env!("CARGO_BIN_EXE_millbase")
-}
-
-fn temp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("millbase-match-{}-{name}", std::process::id()))
 }
 
 fn harness(args: &[&str]) -> Output {
@@ -47,6 +44,7 @@ fn record(game: usize, white: &str, winner: Option<&str>) -> String {
 
 #[test]
 fn statistics_match_a_hand_computation() {
+    let scratch = Scratch::new("match-statistics-match-a-hand");
     // Four pairs (A is White in even games). A's scores per pair of games:
     // W W = 1, W D = 3/4, D D = 1/2, L D = 1/4.
     let games = [
@@ -64,7 +62,7 @@ fn statistics_match_a_hand_computation() {
         .enumerate()
         .map(|(i, &(white, winner))| record(i, white, winner))
         .collect();
-    let file = temp("hand.jsonl");
+    let file = scratch.join("hand.jsonl");
     std::fs::write(&file, text).unwrap();
     let s = json_of(&harness(&[
         "report",
@@ -74,7 +72,6 @@ fn statistics_match_a_hand_computation() {
         "50",
         "--json",
     ]));
-    let _ = std::fs::remove_file(&file);
     assert_eq!(
         (&s["wins"], &s["draws"], &s["losses"], &s["pairs"]),
         (
@@ -133,11 +130,11 @@ fn lines_of(path: &Path) -> Vec<Value> {
 
 #[test]
 fn games_and_counts_equal_one_arena_run() {
+    let scratch = Scratch::new("match-games-and-counts-equal");
     // The 4-stone game (both phases, a second to build): the engine against perfect
     // play from all 24 first placements with both colours, one arena run per game
     // against one arena run of all 48.
-    let db = temp("g4");
-    let _ = std::fs::remove_dir_all(&db);
+    let db = scratch.join("g4");
     let built = Command::new(millbase())
         .args(["build", "--quiet", "--rules", "standard-4", "--db"])
         .arg(&db)
@@ -146,8 +143,7 @@ fn games_and_counts_equal_one_arena_run() {
     assert!(built.status.success());
     let db_s = db.to_str().unwrap();
     let engine = "engine:depth=2,db=no";
-    let log = temp("fp.jsonl");
-    let _ = std::fs::remove_file(&log);
+    let log = scratch.join("fp.jsonl");
     let log_s = log.to_str().unwrap();
     let s = json_of(&harness(&[
         "perfect",
@@ -162,7 +158,7 @@ fn games_and_counts_equal_one_arena_run() {
         log_s,
         "--json",
     ]));
-    let all = temp("fp-arena.jsonl");
+    let all = scratch.join("fp-arena.jsonl");
     let arena = Command::new(millbase())
         .args(["arena", engine, "perfect", "--db", db_s])
         .args([
@@ -177,11 +173,9 @@ fn games_and_counts_equal_one_arena_run() {
         .arg(&all)
         .output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(&db);
     assert!(arena.status.success());
     let mut mine = lines_of(&log);
     let theirs = lines_of(&all);
-    let _ = (std::fs::remove_file(&log), std::fs::remove_file(&all));
     mine.sort_by_key(|r| r["game"].as_u64());
     assert_eq!(mine.len(), 48);
     for (m, t) in mine.iter().zip(&theirs) {
@@ -218,8 +212,8 @@ fn games_and_counts_equal_one_arena_run() {
 
 #[test]
 fn a_logged_match_resumes_where_it_stopped() {
-    let log = temp("resume.jsonl");
-    let _ = std::fs::remove_file(&log);
+    let scratch = Scratch::new("match-a-logged-match-resumes");
+    let log = scratch.join("resume.jsonl");
     let log_s = log.to_str().unwrap();
     let (a, b) = ("engine:depth=1,db=no", "random");
     let first = json_of(&harness(&[
@@ -264,7 +258,6 @@ fn a_logged_match_resumes_where_it_stopped() {
         "--log",
         log_s,
     ]);
-    let _ = std::fs::remove_file(&log);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(

@@ -2,7 +2,7 @@
 //! placement positions whose leaves lie in small subspaces; bounds with missing
 //! databases; saved values; the `probe`/`analyze` JSON of the binary.
 
-use crate::common::Rng;
+use crate::common::{Rng, Scratch};
 use millbase::rules::Bits;
 use millbase::search::opening::{Opening, OpeningOptions};
 use millbase::table::build::{BuildOptions, Selection, build};
@@ -16,8 +16,7 @@ use std::sync::OnceLock;
 fn small_db() -> &'static Path {
     static DB: OnceLock<PathBuf> = OnceLock::new();
     DB.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("millbase-opening-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::common::scratch::lasting("opening");
         let opts = BuildOptions::quiet(dir.clone(), Selection::MaxStones(8), Default::default());
         build(Rules::standard(), &opts).expect("small build");
         dir
@@ -156,9 +155,7 @@ fn pending_removal_roots_and_sequential_search() {
 #[test]
 fn bounds_name_missing_subspaces_and_contain_the_value() {
     let full = Tablebase::open(small_db()).unwrap();
-    let part = std::env::temp_dir().join(format!("millbase-opening-part-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&part);
-    std::fs::create_dir_all(&part).unwrap();
+    let part = Scratch::new("opening-part");
     for f in ["3-3.mdb", "4-3.mdb", "3-4.mdb"] {
         std::fs::copy(small_db().join(f), part.join(f)).unwrap();
     }
@@ -196,7 +193,6 @@ fn bounds_name_missing_subspaces_and_contain_the_value() {
         }
     }
     assert!(inexact > 0);
-    let _ = std::fs::remove_dir_all(&part);
 }
 
 #[test]

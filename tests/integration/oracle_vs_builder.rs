@@ -239,10 +239,9 @@ fn builder_agrees_with_oracle() {
     use millbase::{Color, Position, Value};
     use rayon::prelude::*;
 
-    let dir = std::env::temp_dir().join(format!("millbase-oracle-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::common::Scratch::new("oracle");
     let opts = BuildOptions {
-        db: dir.clone(),
+        db: dir.to_path_buf(),
         selection: Selection::Only(4, 3),
         phase: Default::default(),
         threads: None,
@@ -280,7 +279,6 @@ fn builder_agrees_with_oracle() {
         }
         failures.push(bad.len());
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         failures.iter().all(|&n| n == 0),
         "mismatches per subspace: {failures:?}"

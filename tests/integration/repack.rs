@@ -7,6 +7,7 @@
 //! arena's perfect player plays the same games; a repack in place resumes, and a
 //! file that would not give the original's values is never installed.
 
+use crate::common::Scratch;
 use millbase::play::arena::{self, ArenaConfig, Openings};
 use millbase::rules::value::Wdl;
 use millbase::table::build::{BuildOptions, BuildPhase, Form, Selection, build};
@@ -27,12 +28,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("millbase-repack-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 fn rules(n: u32) -> &'static Rules {
     Rules::by_name(&format!("standard-{n}")).unwrap()
 }
@@ -47,8 +42,8 @@ fn game5() -> &'static Path {
     crate::common::standard_5()
 }
 
-fn repacked(src: &Path, n: u32, name: &str, fill: Fill) -> PathBuf {
-    let out = temp(name);
+/// `src` repacked with `fill` into the new directory `out`.
+fn repacked(src: &Path, n: u32, out: PathBuf, fill: Fill) -> PathBuf {
     let opts = RepackOptions {
         out: Some(out.clone()),
         fill: Some(fill),
@@ -149,13 +144,12 @@ const STEP_5: u64 = 5;
 /// that the build wrote decisive-only depths (flag 4).
 fn game4_v1() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| version_1_copy("g4-v1"))
+    DIR.get_or_init(|| version_1_copy(crate::common::scratch::lasting("repack-g4-v1")))
 }
 
-/// The whole 4-stone game written as format version 1 files into a new directory
-/// `name`.
-fn version_1_copy(name: &str) -> PathBuf {
-    let v1 = temp(name);
+/// The whole 4-stone game written as format version 1 files into the directory
+/// `v1`.
+fn version_1_copy(v1: PathBuf) -> PathBuf {
     std::fs::create_dir_all(&v1).unwrap();
     std::fs::copy(game4().join("manifest.json"), v1.join("manifest.json")).unwrap();
     let built = Tablebase::open(game4()).unwrap();
@@ -183,6 +177,7 @@ fn version_1_copy(name: &str) -> PathBuf {
 /// check of every slot, smaller files, and probes on a spread of slots.
 #[test]
 fn every_fill_of_the_4_stone_game_probes_as_the_original() {
+    let scratch = Scratch::new("repack-every-fill-of-the");
     // Every fill makes the files smaller than version 1's (what a repack converts);
     // against the build's own files (decisive-only depths) only some fills gain.
     let plain = bytes(game4_v1());
@@ -192,7 +187,12 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
     // and `model_coded_depths_answer_every_probe_as_the_original` test them.
     let for_losses = [Fill::Loss0, Fill::Lean, Fill::Model];
     for fill in Fill::ALL.into_iter().filter(|f| !for_losses.contains(f)) {
-        let out = repacked(game4(), 4, &format!("g4-{}", fill.name()), fill);
+        let out = repacked(
+            game4(),
+            4,
+            scratch.join(format!("g4-{}", fill.name())),
+            fill,
+        );
         let full = fill == Fill::default();
         let (step, moves_step) = if full { (STEP_4, 15) } else { (17, 101) };
         assert!(sectors.iter().all(|&s| tb_file_has_dont_cares(&out, s)));
@@ -218,7 +218,8 @@ fn every_fill_of_the_4_stone_game_probes_as_the_original() {
 /// and perfect play.
 #[test]
 fn the_5_stone_game_probes_and_plays_as_the_original() {
-    let dir = temp("g5-copy");
+    let scratch = Scratch::new("repack-the-5-stone-game");
+    let dir = scratch.join("g5-copy");
     copy_dir(game5(), &dir);
     let idx = Index::for_rules(rules(5));
     let small: Vec<Sector> = all_sectors(game5())
@@ -275,7 +276,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
-    let dir = temp("inplace");
+    let scratch = Scratch::new("repack-in-place-repack-resumes");
+    let dir = scratch.join("inplace");
     copy_dir(game4(), &dir);
     let idx = Index::for_rules(rules(4));
     let opts = RepackOptions {
@@ -313,7 +315,7 @@ fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
     assert!(matches!(f.read_all(), Err(FormatError::DontCares { .. })));
     // A WDL-only pack copies the WDL section, which follows the WDL rule.
     for dont_cares in [false, true] {
-        let packed = temp(&format!("inplace-pack-{dont_cares}"));
+        let packed = scratch.join(format!("inplace-pack-{dont_cares}"));
         pack_wdl_only(
             &dir,
             &packed,
@@ -344,12 +346,13 @@ fn in_place_repack_resumes_and_keeps_a_shippable_wdl_section() {
 
 #[test]
 fn a_file_that_differs_is_refused_before_it_is_installed() {
+    let scratch = Scratch::new("repack-a-file-that-differs");
     let idx = Index::for_rules(rules(4));
     let tb = Tablebase::open(game4()).unwrap();
     let s = Sector::moving(4, 3);
     let file = tb.sector_file(s).unwrap();
     let truth = file.read_all().unwrap();
-    let dir = temp("differs");
+    let dir = scratch.join("differs");
     std::fs::create_dir_all(&dir).unwrap();
     let staged = dir.join("4-3.mdb");
     let opts = WriteOptions {
@@ -453,8 +456,9 @@ fn a_file_that_differs_is_refused_before_it_is_installed() {
 
 #[test]
 fn the_command_repacks_and_refuses_bad_arguments() {
+    let scratch = Scratch::new("repack-the-command-repacks-and");
     let bin = env!("CARGO_BIN_EXE_millbase");
-    let out = temp("cli");
+    let out = scratch.join("cli");
     let run = |args: &[&str]| Command::new(bin).args(args).output().unwrap();
     let db = game4().to_str().unwrap();
     let dst = out.to_str().unwrap();
@@ -479,7 +483,7 @@ fn the_command_repacks_and_refuses_bad_arguments() {
         ("serving", Encoding::Trits5, 30),
         ("archive", Encoding::Model, 15),
     ] {
-        let served = temp(&format!("cli-{profile}"));
+        let served = scratch.join(format!("cli-{profile}"));
         let o = run(&[
             "repack",
             "--db",
@@ -538,9 +542,10 @@ fn the_command_repacks_and_refuses_bad_arguments() {
 /// `verify` clean; the depth sections do not grow, and a second run keeps them all.
 #[test]
 fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
+    let scratch = Scratch::new("repack-repack-without-a-fill");
     let v1 = game4_v1();
     let sectors = all_sectors(game4());
-    let out = temp("g4-none");
+    let out = scratch.join("g4-none");
     let opts = RepackOptions {
         out: Some(out.clone()),
         fill: None,
@@ -582,12 +587,13 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
 /// refused as the source of a build's read or of another repack.
 #[test]
 fn loss_only_depths_answer_every_probe_as_the_original() {
+    let scratch = Scratch::new("repack-loss-only-depths-answer");
     let sectors = all_sectors(game4());
     let idx = Index::for_rules(rules(4));
     let built = bytes(game4());
     for fill in [None, Some(Fill::Loss0)] {
         let name = fill.map_or("none", Fill::name);
-        let out = temp(&format!("g4-losses-{name}"));
+        let out = scratch.join(format!("g4-losses-{name}"));
         let opts = RepackOptions {
             out: Some(out.clone()),
             fill,
@@ -628,7 +634,7 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
         assert!(again.iter().all(|r| r.kept));
         // Its files cannot be repacked again (their wins have no distance).
         let back = RepackOptions {
-            out: Some(temp(&format!("g4-back-{name}"))),
+            out: Some(scratch.join(format!("g4-back-{name}"))),
             fill: None,
             ..RepackOptions::default()
         };
@@ -655,6 +661,7 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
 /// section grows by more than that prior's table entry.
 #[test]
 fn model_coded_wdl_answers_every_probe_as_the_original() {
+    let scratch = Scratch::new("repack-model-coded-wdl-answers");
     let wdl_bytes = |d: &Path, sectors: &[Sector]| -> (u64, usize) {
         let tb = Tablebase::open(d).unwrap();
         sectors.iter().fold((0, 0), |(b, m), &s| {
@@ -674,7 +681,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
     };
     for (fill, loss_depths) in [(None, true), (Some(Fill::default()), false)] {
         let name = fill.map_or("none", Fill::name);
-        let out = temp(&format!("g4-model-{name}"));
+        let out = scratch.join(format!("g4-model-{name}"));
         let opts = RepackOptions {
             out: Some(out.clone()),
             fill,
@@ -694,7 +701,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
         }
         let again = repack(game4(), idx, &opts, |_| {}).unwrap();
         assert!(again.iter().all(|r| r.kept));
-        let packed = temp(&format!("g4-model-pack-{name}"));
+        let packed = scratch.join(format!("g4-model-pack-{name}"));
         pack_wdl_only(&out, &packed, idx, PackOptions::default(), |_| {}).unwrap();
         wdl_bytes(&packed, &sectors);
         // The zstd coding asked for again is another file: rewritten, not kept.
@@ -709,7 +716,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
         std::fs::remove_dir_all(&packed).unwrap();
     }
     // The 5-stone sectors where the model pays, both phases.
-    let dir = temp("g5-model");
+    let dir = scratch.join("g5-model");
     copy_dir(game5(), &dir);
     let idx = Index::for_rules(rules(5));
     let some: Vec<Sector> = ["5-3", "2-5-1-0", "2-4-1-1"]
@@ -753,6 +760,7 @@ fn model_coded_wdl_answers_every_probe_as_the_original() {
 /// by the repack itself.)
 #[test]
 fn model_coded_depths_answer_every_probe_as_the_original() {
+    let scratch = Scratch::new("repack-model-coded-depths-answer");
     let depth_of = |d: &Path, sectors: &[Sector]| -> (u64, usize) {
         let tb = Tablebase::open(d).unwrap();
         sectors.iter().fold((0, 0), |(b, m), &s| {
@@ -780,7 +788,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     };
     let mut lean = None;
     for fill in [Some(Fill::Lean), Some(Fill::Model)] {
-        let out = temp(&format!(
+        let out = scratch.join(format!(
             "g4-depth-model-{}",
             fill.map_or("none", Fill::name)
         ));
@@ -845,7 +853,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
         std::fs::remove_dir_all(&out).unwrap();
     }
     let bad = RepackOptions {
-        out: Some(temp("g4-fill-model-zstd")),
+        out: Some(scratch.join("g4-fill-model-zstd")),
         fill: Some(Fill::Model),
         wdl_model: false,
         depth_model: false,
@@ -861,7 +869,10 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
         .iter()
         .map(|s| Sector::parse(s).unwrap())
         .collect();
-    let (zdir, mdir) = (temp("g5-depth-zstd"), temp("g5-depth-model"));
+    let (zdir, mdir) = (
+        scratch.join("g5-depth-zstd"),
+        scratch.join("g5-depth-model"),
+    );
     // zstd's loss-only depths into another directory; the model in place, in a copy
     // of the whole game (for the perfect player's games).
     copy_dir(game5(), &mdir);
@@ -905,9 +916,10 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
 /// don't-cares, and resumes. (Many blocks to a file: the format's tests.)
 #[test]
 fn the_serving_profile_answers_every_probe_as_the_original() {
+    let scratch = Scratch::new("repack-the-serving-profile-answers");
     let sectors = all_sectors(game4());
     let idx = Index::for_rules(rules(4));
-    let out = temp("g4-serving");
+    let out = scratch.join("g4-serving");
     let opts = RepackOptions {
         out: Some(out.clone()),
         ..RepackOptions::serving()
@@ -943,7 +955,7 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     // The WDL packages of the serving profile, from the build's files and from
     // the serving files; every result as the original's.
     for (name, src) in [("built", game4()), ("served", out.as_path())] {
-        let packed = temp(&format!("g4-serving-pack-{name}"));
+        let packed = scratch.join(format!("g4-serving-pack-{name}"));
         let serving = PackOptions::profile(Profile::Serving);
         let run = |opts| pack_wdl_only(src, &packed, idx, opts, |_| {}).unwrap();
         assert!(run(serving).iter().all(|r| !r.kept));
@@ -1003,7 +1015,8 @@ fn all_smallest(dir: &Path) {
 /// as children (here the placement sectors read the moving phase's).
 #[test]
 fn a_small_form_build_probes_as_the_fast_build() {
-    let dir = temp("small-build");
+    let scratch = Scratch::new("repack-a-small-form-build");
+    let dir = scratch.join("small-build");
     let rules = rules(4);
     let small = |phase| BuildOptions {
         form: Form::Small,
@@ -1039,7 +1052,8 @@ fn a_small_form_build_probes_as_the_fast_build() {
 /// probe as the fast form's.
 #[test]
 fn a_serving_form_build_probes_as_the_fast_build() {
-    let dir = temp("serving-build");
+    let scratch = Scratch::new("repack-a-serving-form-build");
+    let dir = scratch.join("serving-build");
     let opts = BuildOptions {
         form: Form::Serving,
         ..BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All)
@@ -1063,8 +1077,9 @@ fn a_serving_form_build_probes_as_the_fast_build() {
 /// recodes what is left and every probe equals the fast build's.
 #[test]
 fn a_killed_small_form_build_resumes() {
+    let scratch = Scratch::new("repack-a-killed-small-form");
     use crate::common::program::{BIN, s, text};
-    let dir = temp("small-kill");
+    let dir = scratch.join("small-kill");
     let run = |abort: Option<&str>| {
         let mut cmd = Command::new(BIN);
         cmd.args([

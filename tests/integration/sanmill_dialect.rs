@@ -305,8 +305,7 @@ fn rule_options_start_from_the_rules_of_the_session_and_must_be_those_of_its_dir
         "{lines:?}"
     );
     // A directory of the 4-stone game gives its rules to the session.
-    let dir = std::env::temp_dir().join(format!("mb-dialect-rules-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = crate::common::Scratch::new("dialect-rules");
     let built = Command::new(env!("CARGO_BIN_EXE_millbase"))
         .args(["build", "--quiet", "--rules", "standard-4", "--db"])
         .arg(&dir)
@@ -353,5 +352,4 @@ fn rule_options_start_from_the_rules_of_the_session_and_must_be_those_of_its_dir
     );
     let best = token(with_bestmove(&lines).last().unwrap()).to_string();
     assert!(best.contains('-'), "a moving ply, not {best}: {lines:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -30,9 +30,7 @@ fn run(args: &[&str]) -> (bool, String, String) {
 /// A database directory built once per test run with `args` after `build --db DIR`.
 fn built(name: &str, args: &[&str], cell: &'static OnceLock<PathBuf>) -> &'static Path {
     cell.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("millbase-serve-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::common::scratch::lasting(&format!("serve-{name}"));
         let db = dir.to_str().expect("utf-8 path");
         let mut all = vec!["build", "--db", db, "--quiet"];
         all.extend_from_slice(args);
@@ -63,8 +61,8 @@ fn only_3_3() -> &'static Path {
 fn wdl_only() -> &'static Path {
     static DB: OnceLock<PathBuf> = OnceLock::new();
     DB.get_or_init(|| {
-        let out = std::env::temp_dir().join(format!("millbase-serve-g4w-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
+        // A directory `pack` makes.
+        let out = crate::common::scratch::lasting("serve-g4w").join("db");
         let args = ["pack", "--wdl-only", "--dont-cares", "--quiet", "--db"];
         let (ok, _, err) = run(&[
             &args[..],

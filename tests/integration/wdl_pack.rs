@@ -2,6 +2,7 @@
 //! the full one does, on the whole reduced game (`standard-4`, both phases), refuses
 //! every distance with a clear error, resumes, and never writes into its source.
 
+use crate::common::Scratch;
 use millbase::search::engine::Endgame;
 use millbase::search::engine::endgame::nominal;
 use millbase::table::format::{Encoding, FormatError};
@@ -11,14 +12,8 @@ use millbase::table::pack::{PackError, PackOptions, pack_wdl_only};
 use millbase::table::probe::{ProbeError, Tablebase};
 use millbase::table::sector::Sector;
 use millbase::{Position, Rules};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("millbase-wdlpack-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 fn rules() -> &'static Rules {
     Rules::by_name("standard-4").unwrap()
@@ -29,12 +24,14 @@ fn full() -> &'static Path {
     crate::common::standard_4()
 }
 
-fn packed(name: &str) -> PathBuf {
+/// The full directory packed WDL-only into a scratch directory.
+fn packed(name: &str) -> Scratch {
     packed_with(name, PackOptions::default())
 }
 
-fn packed_with(name: &str, opts: PackOptions) -> PathBuf {
-    let out = temp(name);
+/// The full directory packed WDL-only with `opts` into a scratch directory.
+fn packed_with(name: &str, opts: PackOptions) -> Scratch {
+    let out = Scratch::new(&format!("wdlpack-{name}"));
     pack_wdl_only(full(), &out, Index::for_rules(rules()), opts, |_| {}).unwrap();
     out
 }
@@ -244,6 +241,7 @@ fn moves_without_distances_equal(out: &Path) {
 /// crash) is removed by the next run.
 #[test]
 fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
+    let scratch = Scratch::new("wdlpack-derived-sectors-answer-every");
     let idx = Index::for_rules(rules());
     let opts = PackOptions {
         dont_cares: true,
@@ -316,7 +314,7 @@ fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
     let err = derive(full(), idx).unwrap_err();
     assert!(matches!(err, PackError::FullFileInOutput { .. }), "{err}");
     std::fs::remove_dir_all(&copy).unwrap();
-    let moves = temp("derived-moves");
+    let moves = scratch.join("derived-moves");
     std::fs::create_dir_all(&moves).unwrap();
     for e in std::fs::read_dir(&out).unwrap() {
         let e = e.unwrap();
@@ -328,6 +326,7 @@ fn derived_sectors_answer_every_wdl_probe_as_the_full_directory() {
 
 #[test]
 fn pack_resumes_and_refuses_its_source_and_full_files() {
+    let scratch = Scratch::new("wdlpack-pack-resumes-and-refuses");
     let idx = Index::for_rules(rules());
     let out = packed("resume");
     let names: Vec<String> = std::fs::read_dir(&out)
@@ -367,7 +366,7 @@ fn pack_resumes_and_refuses_its_source_and_full_files() {
     let err = pack_wdl_only(full(), &same, idx, PackOptions::default(), |_| {}).unwrap_err();
     assert!(matches!(err, PackError::SameDirectory { .. }), "{err}");
     // Never over a full file.
-    let mixed = temp("mixed");
+    let mixed = scratch.join("mixed");
     std::fs::create_dir_all(&mixed).unwrap();
     std::fs::copy(full().join("3-3.mdb"), mixed.join("3-3.mdb")).unwrap();
     let err = pack_wdl_only(full(), &mixed, idx, PackOptions::default(), |_| {}).unwrap_err();
@@ -391,7 +390,8 @@ fn millbase(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn the_command_line_on_a_packed_directory() {
-    let out = temp("cli");
+    let scratch = Scratch::new("wdlpack-the-command-line-on");
+    let out = scratch.join("cli");
     let (src, dst) = (full().to_str().unwrap(), out.to_str().unwrap());
     let (ok, stdout, stderr) = millbase(&["pack", "--wdl-only", "--db", src, "--out", dst]);
     assert!(ok, "{stderr}");
@@ -401,7 +401,7 @@ fn the_command_line_on_a_packed_directory() {
     let (ok, _, stderr) = millbase(&["pack", "--db", src, "--out", dst]);
     assert!(!ok && stderr.contains("--wdl-only"), "{stderr}");
     // One sector, re-coded by the model; a name that is no sector is refused.
-    let one = temp("cli-one");
+    let one = scratch.join("cli-one");
     let one_dst = one.to_str().unwrap();
     let one_pack = |only: &str, extra: &[&str]| {
         let args = [

@@ -4,6 +4,7 @@
 //! (`verify`); probes of both phases; the build's plan, resume and refusals.
 
 use crate::common::Rng as Mix;
+use crate::common::Scratch;
 use crate::common::oracle;
 
 use millbase::search::opening::{Opening, OpeningOptions};
@@ -18,13 +19,6 @@ use oracle::{Board, Oracle};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("millbase-game-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn build_game(dir: &Path, stones: u8, phase: BuildPhase, selection: Selection) {
     let opts = BuildOptions::quiet(dir.to_path_buf(), selection, phase);
@@ -41,7 +35,7 @@ fn game(stones: u8) -> &'static Path {
     }
     static DIRS: [OnceLock<PathBuf>; 6] = [const { OnceLock::new() }; 6];
     DIRS[stones as usize].get_or_init(|| {
-        let dir = temp_dir(&format!("whole-{stones}"));
+        let dir = crate::common::scratch::lasting(&format!("whole-{stones}"));
         build_game(&dir, stones, BuildPhase::All, Selection::All);
         dir
     })
@@ -203,7 +197,7 @@ fn five_stones_tables_equal_the_opening_search() {
 
 #[test]
 fn verify_checks_placement_sectors_and_finds_a_wrong_value() {
-    let dir = temp_dir("verify-bad");
+    let dir = Scratch::new("verify-bad");
     build_game(&dir, 4, BuildPhase::All, Selection::All);
     let rules = Rules::with_stones(4);
     let idx = Index::for_rules(rules);
@@ -241,13 +235,12 @@ fn verify_checks_placement_sectors_and_finds_a_wrong_value() {
     millbase::table::format::write_subspace(&dir.join(s.file_name()), &meta, &codes).unwrap();
     let check = verify::check(&dir, idx, Some(s)).unwrap();
     assert!(check[0].mismatches >= 1, "the changed slot is found");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn placement_needs_the_moving_phase_and_names_what_is_missing() {
-    let dir = temp_dir("no-moving");
-    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::Placement);
+    let dir = Scratch::new("no-moving");
+    let opts = BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::Placement);
     let err = build(Rules::with_stones(4), &opts).unwrap_err().to_string();
     assert!(
         err.contains("4-4") && err.contains("--phase moving"),
@@ -265,12 +258,11 @@ fn placement_needs_the_moving_phase_and_names_what_is_missing() {
             "{name} is the same built in two steps"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn resume_rebuilds_only_what_is_missing_or_damaged() {
-    let dir = temp_dir("resume");
+    let dir = Scratch::new("resume");
     build_game(&dir, 4, BuildPhase::All, Selection::All);
     let victim = Sector {
         k: 3,
@@ -288,7 +280,7 @@ fn resume_rebuilds_only_what_is_missing_or_damaged() {
     std::fs::write(dir.join("1-1-3-3.mdb.tmp"), b"half written").unwrap();
     let reports = build(
         Rules::with_stones(4),
-        &BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All),
+        &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
     )
     .unwrap();
     let rebuilt: Vec<String> = reports
@@ -299,12 +291,11 @@ fn resume_rebuilds_only_what_is_missing_or_damaged() {
     assert_eq!(rebuilt, ["3-3-1-0", "0-0-4-4"]);
     assert_eq!(std::fs::read(&path).unwrap(), good);
     assert!(!dir.join("1-1-3-3.mdb.tmp").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn only_a_sector_builds_it_and_what_it_leads_into() {
-    let dir = temp_dir("only");
+    let dir = Scratch::new("only");
     build_game(&dir, 4, BuildPhase::Moving, Selection::All);
     let target = Sector {
         k: 2,
@@ -330,7 +321,6 @@ fn only_a_sector_builds_it_and_what_it_leads_into() {
         }
         other => panic!("expected a missing sector, got {other:?}"),
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -375,9 +365,9 @@ fn the_worked_example_of_the_format_page() {
 }
 
 /// Builds the whole game of rule set `name` into a fresh directory.
-fn build_named(name: &str) -> PathBuf {
-    let dir = temp_dir(name);
-    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
+fn build_named(name: &str) -> Scratch {
+    let dir = Scratch::new(name);
+    let opts = BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All);
     build(Rules::by_name(name).unwrap(), &opts).unwrap();
     dir
 }
@@ -480,7 +470,6 @@ fn variants_whole_game_equal_the_independent_solver() {
                 }
             }
             eprintln!("{name}: start {value}");
-            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }
@@ -492,13 +481,12 @@ fn unsupported_rules_are_refused() {
     let mut black = Rules::by_name("standard-3").unwrap().clone();
     black.first = Color::Black;
     let black: &'static Rules = Box::leak(Box::new(black));
-    let dir = temp_dir("refused-black-first");
+    let dir = Scratch::new("refused-black-first");
     let opts = BuildOptions::quiet(dir.join("db"), Selection::All, BuildPhase::All);
     let err = build(black, &opts).unwrap_err().to_string();
     assert!(err.contains("cannot build the rules"), "{err}");
     assert!(err.contains("Black moves first"), "{err}");
     assert!(!dir.join("db").exists(), "nothing written");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn value_of(v: Val) -> Value {
@@ -623,11 +611,11 @@ fn lasker_whole_game_equals_the_independent_solver() {
     assert!(checked > 0);
     let tb = Tablebase::open(&dir).unwrap();
     assert!(same(tb.probe(&Position::start(rules)).unwrap(), start));
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     // Without the placement sectors the opening search, which assumes placement
     // positions never repeat, refuses to search instead of recursing forever.
-    let dir = temp_dir("lasker-3-moving");
-    let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::Moving);
+    let dir = Scratch::new("lasker-3-moving");
+    let opts = BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::Moving);
     build(rules, &opts).unwrap();
     let tb = Tablebase::open(&dir).unwrap();
     let mut opening = Opening::new(&tb, OpeningOptions::default()).unwrap();
@@ -636,7 +624,7 @@ fn lasker_whole_game_equals_the_independent_solver() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("placement positions repeat"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 
     let rules = Rules::by_name("lasker-4").unwrap();
     let dir = build_named("lasker-4");
@@ -650,5 +638,4 @@ fn lasker_whole_game_equals_the_independent_solver() {
         "lasker-4: start {}",
         tb.probe(&Position::start(rules)).unwrap()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

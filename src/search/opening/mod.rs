@@ -478,12 +478,10 @@ mod tests {
 
     #[test]
     fn a_shared_search_outlives_the_borrow() {
-        let dir =
-            std::env::temp_dir().join(format!("millbase-opening-shared-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::Scratch::new("opening-shared");
         let rules = Rules::by_name("standard-3").unwrap();
         let opts = crate::table::build::BuildOptions {
-            db: dir.clone(),
+            db: dir.to_path_buf(),
             selection: crate::table::build::Selection::All,
             phase: crate::table::build::BuildPhase::Moving,
             threads: Some(1),
@@ -508,7 +506,6 @@ mod tests {
         assert_eq!(Arc::strong_count(&tb), 2);
         drop(tb);
         assert_eq!(shared.value(&start).unwrap(), moves[0].1);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

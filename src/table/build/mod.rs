@@ -1163,9 +1163,9 @@ mod tests {
     fn a_build_reports_its_plan_and_each_step_to_the_observer() {
         let rules = Rules::by_name("standard-4").unwrap();
         let idx = Index::for_rules(rules);
-        let dir = std::env::temp_dir().join(format!("millbase-observer-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let opts = BuildOptions::quiet(dir.clone(), Selection::Only(4, 3), BuildPhase::Moving);
+        let dir = crate::scratch::Scratch::new("observer");
+        let opts =
+            BuildOptions::quiet(dir.to_path_buf(), Selection::Only(4, 3), BuildPhase::Moving);
         let seen = Recorder::default();
         build_with(rules, &opts, &seen).unwrap();
         let steps = [(3, 3), (4, 3)].map(|(k, l)| {
@@ -1197,6 +1197,5 @@ mod tests {
             "finished".to_string(),
         ];
         assert_eq!(seen.lines(), skipped);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

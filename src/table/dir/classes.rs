@@ -147,9 +147,7 @@ mod tests {
         assert_eq!(decode(&bytes[..bytes.len() - 1], rules), None);
         assert_eq!(decode(&[], rules), None);
         assert_eq!(decode(&bytes, Rules::by_name("lasker-5").unwrap()), None);
-        let dir = std::env::temp_dir().join(format!("millbase-classes-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::Scratch::new("classes");
         assert_eq!(read(&dir, rules), None);
         write(&dir, rules).unwrap();
         assert_eq!(read(&dir, rules), Some(counts));
@@ -163,6 +161,5 @@ mod tests {
             (a.class, a.sym, a.rep, a.stab),
             (b.class, b.sym, b.rep, b.stab)
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -458,9 +458,7 @@ mod tests {
 
     #[test]
     fn save_load_upsert() {
-        let dir = std::env::temp_dir().join(format!("millbase-manifest-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::Scratch::new("manifest");
         assert_eq!(Manifest::load(&dir).unwrap(), None);
         let rules = Rules::standard();
         let fp = rules.fingerprint();
@@ -495,17 +493,13 @@ mod tests {
                 .subspaces
                 .is_empty()
         );
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The rules entry is read alone, from the manifest's first page if it is
     /// there, whatever follows it; from the whole manifest if it is not.
     #[test]
     fn the_rules_entry_is_read_alone() {
-        let dir =
-            std::env::temp_dir().join(format!("millbase-manifest-rules-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::Scratch::new("manifest-rules");
         assert_eq!(ManifestRules::read(&dir), None);
         let rules = Rules::by_name("standard-6").unwrap();
         let mut m = Manifest::load_or_new(&dir, rules).unwrap();
@@ -551,7 +545,6 @@ mod tests {
             fs::write(Manifest::path(&dir), bad).unwrap();
             assert_eq!(ManifestRules::read(&dir), None, "{bad}");
         }
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -247,8 +247,7 @@ mod tests {
 
     #[test]
     fn a_derived_marker_counts_only_for_its_sector_and_rules() {
-        let dir = std::env::temp_dir().join(format!("millbase-marker-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::Scratch::new("marker");
         let (standard, four) = (Rules::standard(), Rules::by_name("standard-4").unwrap());
         let (s, other) = (Sector::moving(4, 3), Sector::moving(3, 4));
         assert_eq!(derived_marker(s), "4-3.derived");
@@ -267,6 +266,5 @@ mod tests {
         )
         .unwrap();
         assert!(!is_derived(&dir, standard, other));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

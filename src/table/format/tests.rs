@@ -22,7 +22,7 @@ use crate::rules::value::{Counts, Value, Wdl};
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::mix::SplitMix as Mix;
 
@@ -70,11 +70,9 @@ pub(super) fn realistic_codes(n: usize, seed: u64) -> Vec<u16> {
     out
 }
 
-pub(super) fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("millbase-format-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when dropped.
+pub(super) fn tmpdir(name: &str) -> crate::scratch::Scratch {
+    crate::scratch::Scratch::new(&format!("format-{name}"))
 }
 
 pub(super) fn small_opts() -> WriteOptions {
@@ -188,7 +186,6 @@ fn round_trip_random_and_realistic() {
             Err(FormatError::OutOfRange { .. })
         ));
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -206,7 +203,6 @@ fn output_is_deterministic() {
         .unwrap()
         .install(|| write_subspace_with(&b, &meta, &codes, &small_opts()).unwrap());
     assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -218,7 +214,6 @@ fn inconsistent_metadata_is_refused() {
     let err = write_subspace(&dir.join("x.mdb"), &meta, &codes).unwrap_err();
     assert!(matches!(err, FormatError::Input { .. }), "{err}");
     assert!(!dir.join("x.mdb").exists());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Every probe of a damaged file either fails or returns the true code.
@@ -285,7 +280,6 @@ fn a_damaged_table_entry_fails_its_own_block() {
             );
         }
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -344,7 +338,6 @@ fn corrupt_files_give_errors_not_values() {
         never_wrong(&bad, &codes),
         Err(FormatError::BadMagic { .. })
     ));
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -388,7 +381,6 @@ fn wrong_rules_version_subspace_size() {
             "{msg}"
         );
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -465,7 +457,6 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     let err = write_wdl_only_copy(&d, &dir.join("out.mdb")).unwrap_err();
     assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
     assert!(!dir.join("out.mdb").exists());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Value don't-cares that keep every result (`FLAG_EXACT_RESULTS`, the serving
@@ -510,7 +501,6 @@ fn exact_results_are_flags_2_and_16_and_their_wdl_copy_has_no_flag() {
     };
     let err = write_subspace_with(&dir.join("bad.mdb"), &meta, &codes, &no_dont_cares);
     assert!(matches!(err, Err(FormatError::Input { .. })), "{err:?}");
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -607,7 +597,6 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
     let v1 = reopen_edited(&plain, b, |b| LE::write_u32(&mut b[202..], 3)).unwrap();
     assert!(!v1.value_dont_cares());
     assert_eq!(v1.read_all().unwrap(), codes);
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -673,7 +662,6 @@ fn depths_of_decisive_slots_only_in_version_2_every_slot_in_version_1() {
         raw.extend_from_slice(&vec![0; width]);
         assert_eq!(expand_depth(encoding, decisive, &trits, &raw), None);
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -737,7 +725,6 @@ fn depths_of_lost_slots_only_with_flag_8() {
             assert_eq!(h, if trit(c) == 2 { (c - 1) / 2 } else { 0 }, "slot {i}");
         }
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Metadata of sector `k`-`l` with `hands` of `rules`, for `codes`.
@@ -847,7 +834,6 @@ fn model_coded_files_read_back_every_slot() {
         let c = SubspaceFile::open(&copy, &Expect::any()).unwrap();
         assert_eq!(c.read_all_wdl().unwrap(), wdl);
     }
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -906,7 +892,6 @@ fn model_coded_files_refuse_damage_and_unknown_rules() {
         err.to_string().contains("version 2 file with a model"),
         "{err}"
     );
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -958,7 +943,6 @@ fn the_model_chooses_among_allowed_results_and_saves() {
     let mut bad = allowed.clone();
     bad[7] = 0;
     assert!(write_wdl_only_chosen(&chosen, &meta, &as_codes, &bad).is_err());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1017,7 +1001,6 @@ fn full_files_store_the_models_choice_and_every_loss() {
     };
     let err = write_subspace_choosing(&path, &meta, &codes, &zstd, &allowed).unwrap_err();
     assert!(err.to_string().contains("bad write options"), "{err}");
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -1083,7 +1066,6 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
         write_wdl_only_copy(&f, &copy).unwrap().version,
         VERSION_WDL_MODEL
     );
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The contexts both models compute are part of the format: a file written by one
@@ -1223,5 +1205,4 @@ fn serving_files_read_back_and_refuse_damage() {
         fs::write(&bad, &b).unwrap();
         assert!(never_wrong(&bad).is_err(), "flip at {at} went unnoticed");
     }
-    fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,11 +6,12 @@ use crate::rules::position::Color;
 use crate::rules::position::Ply;
 use crate::rules::value::Counts;
 use crate::rules::value::{Value, Wdl};
+use crate::scratch::Scratch;
 use crate::table::format::FormatError;
 use crate::table::format::{SubspaceMeta, WriteOptions, write_subspace_with};
 use crate::table::index::Index;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A synthetic code for slot `i` of `k-l`: a fixed pseudo-random value.
 fn synthetic(k: u32, l: u32, i: u64) -> u16 {
@@ -51,37 +52,13 @@ fn write_synthetic_with(dir: &Path, k: u32, l: u32, opts: &WriteOptions) {
     .unwrap();
 }
 
-/// A temporary database directory, removed when dropped.
-struct TempDb(PathBuf);
-
-impl Drop for TempDb {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-impl AsRef<Path> for TempDb {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for TempDb {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-fn temp_db(name: &str) -> TempDb {
-    let d = std::env::temp_dir().join(format!("millbase-probe-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    TempDb(d)
+/// A fresh database directory, removed when dropped.
+fn temp_db(name: &str) -> Scratch {
+    Scratch::new(&format!("probe-{name}"))
 }
 
 /// A directory with the closed family 3-3, 3-4, 4-3 of synthetic files.
-fn synthetic_db(name: &str) -> TempDb {
+fn synthetic_db(name: &str) -> Scratch {
     let d = temp_db(name);
     for (k, l) in [(3, 3), (3, 4), (4, 3)] {
         write_synthetic(&d, k, l);
@@ -473,7 +450,7 @@ fn no_panic_on_arbitrary_positions() {
 
 /// The synthetic family of [`synthetic_db`] in blocks of 4,096 slots, so that
 /// each file has dozens of blocks.
-fn synthetic_db_small_blocks(name: &str) -> TempDb {
+fn synthetic_db_small_blocks(name: &str) -> Scratch {
     let d = temp_db(name);
     let opts = WriteOptions {
         wdl_block: 4096,

@@ -320,7 +320,6 @@ mod tests {
     use super::*;
     use crate::table::format::tests::{meta_for, realistic_codes, small_opts, tmpdir};
     use crate::table::format::write_subspace_with;
-    use std::fs;
 
     #[test]
     fn wdl_probes_never_touch_depth() {
@@ -334,6 +333,5 @@ mod tests {
         }
         assert_eq!(f.depth.as_ref().map_or(0, |d| d.cached.held()), 0);
         assert_eq!(f.wdl.cached.held(), f.wdl.info.blocks as usize);
-        fs::remove_dir_all(&dir).unwrap();
     }
 }
