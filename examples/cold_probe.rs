@@ -27,7 +27,8 @@
 //!   and printed).
 //! - **fresh processes**: the same for `PROBES / 50` positions, each in a new
 //!   process of this program (its start-up excluded), the files in the page
-//!   cache, as a check of the above.
+//!   cache, as a check of the above; with the minor page faults each probe
+//!   took (pages touched for the first time), a count that load does not blur.
 //! - **warming**: `Tablebase::warm` (what `serve --warm` and `uci --warm` run)
 //!   on a fresh `Tablebase`: its time and the resident memory after it.
 //! - **warm probes**: the same positions probed again and again by one shared
@@ -125,6 +126,22 @@ fn answer(tb: &Tablebase, pos: &Position, full: bool) -> u16 {
     } else {
         tb.probe_wdl(pos).expect("the probe answers") as u16
     }
+}
+
+/// Minor page faults of this process so far (Linux; 0 elsewhere): each is a
+/// page first touched (code, heap, a mapping), which in a fresh process costs
+/// about as much as the probe's work, and unlike a time is repeatable.
+fn minor_faults() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+        // SAFETY: getrusage fills the struct it is given.
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0 {
+            // SAFETY: filled by the successful call above.
+            return unsafe { usage.assume_init() }.ru_minflt as u64;
+        }
+    }
+    0
 }
 
 /// One cold probe: a fresh `Tablebase` of `dir`, then one probe of `pos`. Its
@@ -362,6 +379,7 @@ fn fresh_processes(tb: &Tablebase, sample: &[(Sector, Position)], full: bool, va
     let exe = std::env::current_exe().expect("this program");
     let fresh = (sample.len() / 50).max(1).min(sample.len());
     let mut times = Vec::with_capacity(fresh);
+    let mut faults = Vec::with_capacity(fresh);
     for (i, (_, pos)) in sample.iter().take(fresh).enumerate() {
         let fen = millbase::rules::fen::format(tb.rules(), pos, Default::default());
         let out = std::process::Command::new(&exe)
@@ -377,6 +395,12 @@ fn fresh_processes(tb: &Tablebase, sample: &[(Sector, Position)], full: bool, va
         let mut words = text.split_whitespace();
         let ns: u64 = words.next().and_then(|w| w.parse().ok()).expect("a time");
         let code: u16 = words.next().and_then(|w| w.parse().ok()).expect("a value");
+        faults.push(
+            words
+                .next()
+                .and_then(|w| w.parse::<u64>().ok())
+                .expect("faults"),
+        );
         assert_eq!(
             code, values[i],
             "{fen}: fresh process and cold probe differ"
@@ -385,6 +409,12 @@ fn fresh_processes(tb: &Tablebase, sample: &[(Sector, Position)], full: bool, va
     }
     let what = if full { "full value" } else { "WDL" };
     println!("cold {what} in fresh processes: {}", spread(&mut times));
+    faults.sort_unstable();
+    println!(
+        "cold {what} in fresh processes: minor page faults per probe p50 {}, max {}",
+        faults[faults.len() / 2],
+        faults[faults.len() - 1]
+    );
 }
 
 /// `Tablebase::warm` on a fresh `Tablebase` of `dir`: its time and the resident
@@ -445,14 +475,17 @@ fn warm_probes(tb: &Tablebase, sample: &[(Sector, Position)], kinds: &[bool], th
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    // A child of the fresh-process check: `--one DIR FULL FEN`, prints nanoseconds.
+    // A child of the fresh-process check: `--one DIR FULL FEN`, prints
+    // nanoseconds, the answer and the minor page faults of the probe.
     if args.first().map(String::as_str) == Some("--one") {
         let dir = PathBuf::from(&args[1]);
         let tb = Tablebase::open(&dir).expect("the directory opens");
         let (pos, _) = millbase::rules::fen::parse(tb.rules(), &args[3]).expect("a FEN");
         drop(tb);
+        let faults = minor_faults();
         let (d, v, _) = cold(&dir, &pos, args[2] == "1");
-        println!("{} {v}", d.as_nanos());
+        let faults = minor_faults() - faults;
+        println!("{} {v} {faults}", d.as_nanos());
         return;
     }
     let Some(dir) = args.first().map(PathBuf::from) else {

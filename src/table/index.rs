@@ -492,7 +492,8 @@ impl Index {
     /// [`Index::canon`] before the tables of `own`'s size are built: from the class
     /// counts, if given and not used [`COUNTED_CANONS`] times yet (the least image
     /// under the symmetries, the first symmetry giving it, its stabilizer, and its
-    /// class counted from its chunk's), else from the tables, built now.
+    /// class counted from the nearer end of its chunk), else from the tables,
+    /// built now.
     #[cold]
     fn canon_cold(&self, own: Bits) -> Canon {
         use std::sync::atomic::Ordering::Relaxed;
@@ -524,14 +525,29 @@ impl Index {
             .filter(|&s| self.rules.map(s, rep) == rep)
             .fold(0u16, |m, s| m | 1 << s);
         let is_rep = |set: Bits| (1..syms).all(|s| self.rules.map(s, set) >= set);
+        // The representatives of `from`'s chunk from `from` on, up to rank `to`.
+        let reps_up_to = |mut set: Bits, from: u64, to: u64| {
+            let mut reps = 0;
+            for _ in from..to {
+                reps += is_rep(set) as u32;
+                set = next_subset(set);
+            }
+            reps
+        };
+        let n = self.rules.points() as u32;
         let rank = self.colex.rank(rep) as u64;
-        let start = rank >> CLASS_CHUNK_BITS << CLASS_CHUNK_BITS;
-        let mut class = counts.before[(start >> CLASS_CHUNK_BITS) as usize];
-        let mut set = unrank(start, k, self.rules.points() as u32);
-        for _ in start..rank {
-            class += is_rep(set) as u32;
-            set = next_subset(set);
-        }
+        let chunk = (rank >> CLASS_CHUNK_BITS) as usize;
+        let start = (chunk as u64) << CLASS_CHUNK_BITS;
+        let end = (start + (1 << CLASS_CHUNK_BITS)).min(binomial(n, k));
+        // Counted from the nearer end of the chunk: half a chunk at most.
+        let class = if rank - start <= end - rank {
+            counts.before[chunk] + reps_up_to(unrank(start, k, n), start, rank)
+        } else {
+            // The classes before the next chunk, less those from `rep` on.
+            let next = counts.before.get(chunk + 1).copied();
+            let next = next.unwrap_or(counts.total);
+            next.saturating_sub(reps_up_to(rep, rank, end))
+        };
         Canon {
             k,
             class,

@@ -18,7 +18,7 @@
 
 use crossbeam_epoch::{self as epoch, Guard};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The default limit: 1 GiB of decompressed blocks. The moving-phase databases up
 /// to ten stones fit whole; the complete standard game decompresses to about
@@ -69,19 +69,56 @@ unsafe fn free(p: *mut u8, len: usize) {
     drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, len)) });
 }
 
+/// Entries in a chunk of a table (3 KB).
+const CHUNK: usize = 128;
+
+/// A chunk of a table: the entries of `CHUNK` consecutive blocks.
+type Chunk = Box<[Slot; CHUNK]>;
+
 /// The blocks of one section of one file as the cache holds them.
+///
+/// The entries are allocated a chunk at a time, when a block of the chunk is
+/// first kept: opening a file allocates a pointer's worth per chunk, not an
+/// entry per block. A fresh process so pays for the page or two a probe
+/// touches, not for a page fault per 4 KB of table (the largest standard files
+/// have thousands of blocks per section, and a probe of win/draw/loss reads
+/// no depth block at all).
 pub(crate) struct Blocks {
     /// The file's number in the cache.
     file: u32,
-    slots: Box<[Slot]>,
+    /// Chunk `c` holds the entries of blocks `c * CHUNK..(c + 1) * CHUNK`.
+    chunks: Box<[OnceLock<Chunk>]>,
 }
 
 impl Blocks {
+    /// Block `b`'s entry, if its chunk has been allocated (none of its blocks
+    /// is held otherwise).
+    #[inline]
+    fn slot(&self, b: usize) -> Option<&Slot> {
+        let chunk = self.chunks.get(b / CHUNK)?.get()?;
+        Some(&chunk[b % CHUNK])
+    }
+
+    /// Block `b`'s entry, its chunk allocated if it was not.
+    fn slot_made(&self, b: usize) -> &Slot {
+        let chunk = self.chunks[b / CHUNK]
+            .get_or_init(|| Box::new(std::array::from_fn(|_| Slot::default())));
+        &chunk[b % CHUNK]
+    }
+
+    /// The entries of the chunks allocated.
+    fn slots(&self) -> impl Iterator<Item = &Slot> {
+        self.chunks
+            .iter()
+            .filter_map(OnceLock::get)
+            .flat_map(|chunk| chunk.iter())
+    }
+
     /// Starts fetching block `b`'s entry into the processor's caches (a hint:
     /// nothing waits), for a read of the block soon after.
     #[inline]
     pub(crate) fn prefetch_entry(&self, b: usize) {
-        if let Some(slot) = self.slots.get(b) {
+        if let Some(slot) = self.slot(b) {
             crate::memory::prefetch(slot);
         }
     }
@@ -90,10 +127,7 @@ impl Blocks {
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         let guard = epoch::pin();
-        self.slots
-            .iter()
-            .filter(|s| s.held(&guard).is_some())
-            .count()
+        self.slots().filter(|s| s.held(&guard).is_some()).count()
     }
 }
 
@@ -101,7 +135,7 @@ impl Drop for Blocks {
     fn drop(&mut self) {
         // The ring holds a table while it holds a block of it, so a table dropped
         // holds none; free any left all the same.
-        for slot in self.slots.iter() {
+        for slot in self.slots() {
             let p = slot.data.swap(std::ptr::null_mut(), Ordering::Acquire);
             if !p.is_null() {
                 // SAFETY: the table's last owner is going, so no thread reads it.
@@ -127,7 +161,7 @@ impl Clock {
                 self.hand = 0;
             }
             let (table, b) = &self.ring[self.hand];
-            let slot = &table.slots[*b as usize];
+            let slot = table.slot_made(*b as usize);
             if slot.referenced.swap(false, Ordering::Relaxed) {
                 self.hand += 1;
             } else {
@@ -144,7 +178,7 @@ impl Clock {
     /// set in their tables until evicted, all under the mutex).
     fn evict(&mut self, at: usize, guard: &Guard) {
         let (table, b) = self.ring.swap_remove(at);
-        let slot = &table.slots[b as usize];
+        let slot = table.slot_made(b as usize);
         let p = slot.data.swap(std::ptr::null_mut(), Ordering::AcqRel);
         let len = slot.len.load(Ordering::Relaxed);
         self.bytes -= len;
@@ -215,7 +249,7 @@ impl BlockCache {
     pub(crate) fn held_by(&self, file: u32) -> (usize, usize) {
         let clock = self.lock();
         let held = clock.ring.iter().filter(|(t, _)| t.file == file);
-        held.map(|(t, b)| t.slots[*b as usize].len.load(Ordering::Relaxed))
+        held.map(|(t, b)| t.slot_made(*b as usize).len.load(Ordering::Relaxed))
             .fold((0, 0), |(n, bytes), len| (n + 1, bytes + len))
     }
 
@@ -224,11 +258,14 @@ impl BlockCache {
         self.next_file.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The table of `blocks` blocks of a section of the file numbered `file`.
+    /// The table of `blocks` blocks of a section of the file numbered `file`
+    /// (its chunks allocated as they are needed).
     pub(crate) fn blocks(&self, file: u32, blocks: usize) -> Arc<Blocks> {
         Arc::new(Blocks {
             file,
-            slots: (0..blocks).map(|_| Slot::default()).collect(),
+            chunks: (0..blocks.div_ceil(CHUNK))
+                .map(|_| OnceLock::new())
+                .collect(),
         })
     }
 
@@ -258,7 +295,7 @@ impl BlockCache {
     ) -> Result<R, E> {
         {
             let guard = epoch::pin();
-            if let Some(bytes) = table.slots[b].held(&guard) {
+            if let Some(bytes) = table.slot(b).and_then(|s| s.held(&guard)) {
                 return Ok(read(bytes));
             }
         }
@@ -281,7 +318,7 @@ impl BlockCache {
         load: impl FnOnce() -> Result<Vec<u8>, E>,
         guard: &'a Guard,
     ) -> Result<Option<&'a u8>, E> {
-        let bytes = match table.slots[b].held(guard) {
+        let bytes = match table.slot(b).and_then(|s| s.held(guard)) {
             Some(bytes) => bytes,
             None => match self.keep(table, b, load()?, guard) {
                 Ok(bytes) => bytes,
@@ -325,7 +362,7 @@ impl BlockCache {
     ) -> Result<&'g [u8], Vec<u8>> {
         let limit = self.limit();
         let mut clock = self.lock();
-        let slot = &table.slots[b];
+        let slot = table.slot_made(b);
         if let Some(bytes) = slot.held(guard) {
             return Ok(bytes);
         }
@@ -444,6 +481,28 @@ mod tests {
             per_pass[5] < 30,
             "loads per pass of 3,000 reads: {per_pass:?}"
         );
+    }
+
+    #[test]
+    fn a_table_allocates_only_the_chunks_of_blocks_kept() {
+        let cache = BlockCache::new(1 << 20);
+        let table = cache.blocks(cache.register(), 3 * CHUNK + 1);
+        let made = |t: &Blocks| t.chunks.iter().filter(|c| c.get().is_some()).count();
+        assert_eq!((table.chunks.len(), made(&table)), (4, 0));
+        // A read of a block not held finds no entry, and keeping it makes its
+        // chunk, the last one (a single block) here.
+        let last = 3 * CHUNK;
+        let got = cache.with(&table, last, || Ok::<_, ()>(block(1, 10)), |d| d.to_vec());
+        assert_eq!(got.unwrap(), block(1, 10));
+        assert_eq!(made(&table), 1);
+        assert!(table.chunks[3].get().is_some());
+        for b in [0, CHUNK - 1, last] {
+            cache
+                .with(&table, b, || Ok::<_, ()>(block(b, 10)), |_| ())
+                .unwrap();
+        }
+        assert_eq!((made(&table), table.held()), (2, 3));
+        assert_eq!(cache.bytes(), 30);
     }
 
     #[test]

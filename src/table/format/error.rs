@@ -177,6 +177,12 @@ pub enum FormatError {
 /// opened without blocking (so a FIFO without a writer cannot hang the program) and
 /// then refused like a directory or a device.
 pub fn open_regular(path: &Path) -> Result<File, FormatError> {
+    open_regular_len(path).map(|(file, _)| file)
+}
+
+/// As [`open_regular`], with the file's length (from the one `fstat` that
+/// checks its kind).
+pub(crate) fn open_regular_len(path: &Path) -> Result<(File, u64), FormatError> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -201,7 +207,7 @@ pub fn open_regular(path: &Path) -> Result<File, FormatError> {
     let meta = file.metadata().map_err(|e| FormatError::io(path, e))?;
     let kind = meta.file_type();
     if kind.is_file() {
-        return Ok(file);
+        return Ok((file, meta.len()));
     }
     let kind = if kind.is_dir() {
         "directory"

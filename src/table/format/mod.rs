@@ -33,8 +33,8 @@
 //! read an entry at a time, each checked where it stands, and its own checksum is
 //! checked by [`SubspaceFile::verify_checksums`].
 //!
-//! Reading: [`SubspaceFile`] maps the file and decompresses a block when it is read
-//! and not in the cache of decompressed blocks the file reads through (bounded in
+//! Reading: [`SubspaceFile`] reads the header when the file is opened, and reads
+//! and decompresses a block (by positioned reads) when it is read and not in the cache of decompressed blocks the file reads through (bounded in
 //! bytes, shared by all files of a [`crate::table::probe::Tablebase`]); a warm probe takes one uncontended
 //! lock and allocates nothing.
 
@@ -58,6 +58,7 @@ mod tests;
 mod write;
 
 pub use checksum::xxh64;
+pub(crate) use error::open_regular_len;
 pub use error::{FormatError, open_regular};
 
 /// Slots per block of a model-coded WDL section ([`Encoding::Model`]) of the

@@ -5,7 +5,7 @@
 //! else. Each sector's file is looked for the first time something asks about the
 //! sector (a probe looks up its own; the questions about every sector list the
 //! directories once). More directories can be added
-//! ([`Tablebase::add_directory`]). Each file is mapped and its header checked the
+//! ([`Tablebase::add_directory`]). Each file is opened and its header checked the
 //! first time a position of its subspace is probed (kept in a `OnceLock`), and each
 //! compressed block is decompressed when it is read and not in the cache of
 //! decompressed blocks, which all files share and which holds at most

@@ -1,5 +1,5 @@
 //! Opening a tablebase: the directories, which sector's file each holds, and each
-//! file mapped and its header checked the first time it is read.
+//! file opened and its header checked the first time it is read.
 
 use super::catalog::Catalog;
 use super::{Place, ProbeError, Slot, Tablebase};
@@ -40,16 +40,17 @@ impl Tablebase {
     /// ([`crate::table::dir::rules_of_files`]); without either, the standard rules.
     pub fn open(dir: impl AsRef<Path>) -> Result<Tablebase, ProbeError> {
         let dir = dir.as_ref();
-        if !dir.is_dir() {
+        // Only the manifest's rules entry is read now: a cold probe opens the
+        // directory first, and the whole manifest (an entry per file) costs more
+        // to read than the probe. The rest is read when first asked for.
+        let head = ManifestRules::read(dir);
+        // A manifest read is in a directory; without one, `dir` is looked at.
+        if head.is_none() && !dir.is_dir() {
             return Err(ProbeError::NoDatabase {
                 dir: dir.to_path_buf(),
                 what: not_a_directory(dir),
             });
         }
-        // Only the manifest's rules entry is read now: a cold probe opens the
-        // directory first, and the whole manifest (an entry per file) costs more
-        // to read than the probe. The rest is read when first asked for.
-        let head = ManifestRules::read(dir);
         // Without a readable manifest of known rules, the files' headers say (each
         // carries the rules' name and fingerprint).
         let rules = head
@@ -286,12 +287,12 @@ impl Tablebase {
         })
     }
 
-    /// The file of subspace `k-l`, mapped and its header checked on first use.
+    /// The file of subspace `k-l`, opened and its header checked on first use.
     pub(crate) fn file(&self, k: u32, l: u32) -> Result<&SubspaceFile, ProbeError> {
         self.sector_file(Sector::moving(k as u8, l as u8))
     }
 
-    /// The file of a sector (either phase), mapped and its header checked on first use:
+    /// The file of a sector (either phase), opened and its header checked on first use:
     /// its header and its values as stored (a file with don't-cares stores some values
     /// that [`Tablebase::probe`] corrects; probe for the true ones).
     pub fn sector_file(&self, s: Sector) -> Result<&SubspaceFile, ProbeError> {

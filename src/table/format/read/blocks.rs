@@ -1,6 +1,6 @@
 //! A section's blocks: each block's table entry read and checked when the block
-//! is, and the block read (from the mapping or by a positioned read), checksummed
-//! and decompressed, by zstd or by the section's model.
+//! is, and the block read (by a positioned read, or from the mapping off Unix),
+//! checksummed and decompressed, by zstd or by the section's model.
 
 use crate::rules::Rules;
 use crate::table::format::cache::{BlockCache, Blocks};
@@ -26,17 +26,21 @@ pub(super) struct Block {
     checksum: u64,
 }
 
-/// Where a file's compressed blocks are read from: the mapping, or (when `file` is
-/// set, as it is for every probe on Unix) the file itself with positioned reads.
-/// A read of a mapped page that a file cut short on disk no longer has is a
-/// SIGBUS that kills the program; a positioned read of it is an error naming the
-/// file, so a file damaged or truncated under a running program (a server) costs
-/// the probes that need it, not the program. Only a cache miss reads a block, and
-/// it then decompresses it, which costs far more than the read.
+/// Where a file's compressed blocks are read from: on Unix the file itself, by
+/// positioned reads; elsewhere its mapping. A read of a mapped
+/// page that a file cut short on disk no longer has is a SIGBUS that kills the
+/// program; a positioned read of it is an error naming the file, so a file
+/// damaged or truncated under a running program (a server) costs the probes
+/// that need it, not the program. Only a cache miss reads a block, and it then
+/// decompresses it, which costs far more than the read.
 #[derive(Clone, Copy)]
-pub(super) struct Src<'a> {
-    pub(super) map: &'a [u8],
-    pub(super) file: Option<&'a File>,
+pub(super) enum Src<'a> {
+    /// The open file, read by positioned reads.
+    #[cfg(unix)]
+    File(&'a File),
+    /// The file's mapping.
+    #[cfg(not(unix))]
+    Map(&'a [u8]),
 }
 
 impl<'a> Src<'a> {
@@ -47,24 +51,31 @@ impl<'a> Src<'a> {
         offset: u64,
         len: u32,
     ) -> Result<Cow<'a, [u8]>, FormatError> {
-        #[cfg(unix)]
-        if let Some(file) = self.file {
-            use std::os::unix::fs::FileExt;
-            let mut buf = vec![0; len as usize];
-            return match file.read_exact_at(&mut buf, offset) {
-                Ok(()) => Ok(Cow::Owned(buf)),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(FormatError::Truncated {
-                    path: path.to_path_buf(),
-                    expected: offset + len as u64,
-                    found: file.metadata().map_or(0, |m| m.len()),
-                }),
-                Err(e) => Err(FormatError::io(path, e)),
-            };
+        match self {
+            #[cfg(unix)]
+            Src::File(file) => {
+                use std::os::unix::fs::FileExt;
+                let mut buf = vec![0; len as usize];
+                match file.read_exact_at(&mut buf, offset) {
+                    Ok(()) => Ok(Cow::Owned(buf)),
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        Err(FormatError::Truncated {
+                            path: path.to_path_buf(),
+                            expected: offset + len as u64,
+                            found: file.metadata().map_or(0, |m| m.len()),
+                        })
+                    }
+                    Err(e) => Err(FormatError::io(path, e)),
+                }
+            }
+            #[cfg(not(unix))]
+            Src::Map(map) => {
+                let _ = path;
+                Ok(Cow::Borrowed(
+                    &map[offset as usize..offset as usize + len as usize],
+                ))
+            }
         }
-        let _ = path;
-        Ok(Cow::Borrowed(
-            &self.map[offset as usize..offset as usize + len as usize],
-        ))
     }
 }
 
@@ -169,7 +180,7 @@ impl SectionReader {
     /// caller reads every block ([`SectionReader::table`]).
     pub(super) fn new(
         path: &Path,
-        map: &[u8],
+        (src, file_len): (Src, u64),
         info: Section,
         size: u64,
         name: &'static str,
@@ -193,7 +204,6 @@ impl SectionReader {
         }
         let table_len = blocks * BLOCK_ENTRY_LEN as u64;
         let end = info.offset.checked_add(info.length);
-        let file_len = map.len() as u64;
         match end {
             None => return Err(corrupt(format!("{name} section length overflows"))),
             Some(end) if end > file_len => {
@@ -218,7 +228,7 @@ impl SectionReader {
         };
         if let Some(m) = &mut model {
             // The prior's bytes are checked now, read on first use.
-            let stored = reader.compressed(path, Src { map, file: None }, 0)?;
+            let stored = reader.compressed(path, src, 0)?;
             m.stored = !stored.is_empty();
             if m.stored && m.geometry.block_slots() != info.block_slots as u64 {
                 return Err(corrupt(format!(

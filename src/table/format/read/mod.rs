@@ -17,25 +17,34 @@ pub(super) use blocks::decompress;
 pub(super) use parse::parse_header;
 pub use parse::read_header;
 
-use super::{Encoding, Expect, FormatError, HEADER_LEN, Header, open_regular};
+use super::{Encoding, Expect, FormatError, HEADER_LEN, Header, open_regular_len};
 use crate::table::format::cache::BlockCache;
 use blocks::{ModelCodec, SectionReader, Src};
 use memmap2::Mmap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// An open, memory-mapped database file of one subspace.
+/// An open database file of one subspace.
+///
+/// Opening reads the header (one read) and checks it; probes read the block
+/// table's entries and the blocks by positioned reads. The file is mapped only
+/// for the readers of whole sections (and, off Unix, for every read).
 ///
 /// `Send + Sync`. Decompressed blocks are kept in a bounded cache (the file's own,
 /// or the one all files of a [`crate::table::probe::Tablebase`] share), within its limit;
 /// [`SubspaceFile::read_all`] does not fill the cache.
 pub struct SubspaceFile {
     path: PathBuf,
-    map: Mmap,
+    /// The file mapped, on first use ([`SubspaceFile::map`]).
+    map: OnceLock<Mmap>,
     /// The open file, which the blocks are read from ([`Src`]).
     file: File,
+    /// The file's length when it was opened.
+    len: u64,
+    /// The header's bytes as read.
+    header_bytes: [u8; HEADER_LEN],
     header: Header,
     wdl: SectionReader,
     /// `None` in a WDL-only file.
@@ -60,8 +69,24 @@ impl std::fmt::Debug for SubspaceFile {
     }
 }
 
+/// `file` (at `path`, of `len` bytes) mapped for random access.
+fn map_file(path: &Path, file: &File, len: u64) -> Result<Mmap, FormatError> {
+    let len = usize::try_from(len).map_err(|_| FormatError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("{len} bytes, more than this machine can map"),
+    })?;
+    // SAFETY: the file is opened read-only and database files are never modified
+    // in place (writers create a new file and rename it). Truncating a mapped file
+    // behind the program's back is outside what any reader can defend against.
+    let map = unsafe { memmap2::MmapOptions::new().len(len).map(file) }
+        .map_err(|e| FormatError::io(path, e))?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
+    Ok(map)
+}
+
 impl SubspaceFile {
-    /// Opens and maps a file, checking magic, version, header checksum, the
+    /// Opens a file, checking magic, version, header checksum, the
     /// expectations, section bounds and block tables. Blocks are checked when read.
     /// The file reads through a cache of its own with the default limit
     /// ([`crate::table::probe::DEFAULT_CACHE_LIMIT`]).
@@ -75,8 +100,7 @@ impl SubspaceFile {
         expect: &Expect,
         cache: Arc<BlockCache>,
     ) -> Result<SubspaceFile, FormatError> {
-        let mut file = open_regular(path)?;
-        let file_len = file.metadata().map_err(|e| FormatError::io(path, e))?.len();
+        let (mut file, file_len) = open_regular_len(path)?;
         if file_len < HEADER_LEN as u64 {
             let mut bytes = Vec::new();
             io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| FormatError::io(path, e))?;
@@ -88,17 +112,12 @@ impl SubspaceFile {
                 found: file_len,
             });
         }
-        // SAFETY: the file is opened read-only and database files are never modified
-        // in place (writers create a new file and rename it). Truncating a mapped file
-        // behind the program's back is outside what any reader can defend against.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, e))?;
-        // Probes read a page or two of the header and block table, and the
-        // blocks by positioned reads: a fault that read around it (megabytes on
-        // some disks) would cost a cold probe milliseconds. Readers of whole
-        // sections ask for read-ahead ([`SubspaceFile::mapped`]).
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Random);
-        let header = parse_header(path, &map, file_len)?;
+        // One read of the header: a probe maps nothing (a mapping costs a fresh
+        // process two system calls and a page fault, and its unmapping a third
+        // call when the file is closed).
+        let mut header_bytes = [0; HEADER_LEN];
+        io::Read::read_exact(&mut file, &mut header_bytes).map_err(|e| FormatError::io(path, e))?;
+        let header = parse_header(path, &header_bytes, file_len)?;
         if let Some(fp) = expect.fingerprint
             && fp != header.meta.fingerprint
         {
@@ -161,16 +180,23 @@ impl SubspaceFile {
         let model = (header.wdl.encoding == Encoding::Model)
             .then(|| ModelCodec::new(path, &header, "WDL"))
             .transpose()?;
+        let map = OnceLock::new();
+        #[cfg(not(unix))]
+        let _ = map.set(map_file(path, &file, file_len)?);
+        #[cfg(unix)]
+        let src = (Src::File(&file), file_len);
+        #[cfg(not(unix))]
+        let src = (Src::Map(map.get().expect("just mapped")), file_len);
         let id = cache.register();
         let cached = (&*cache, id);
-        let wdl = SectionReader::new(path, &map, header.wdl, header.size, "WDL", model, cached)?;
+        let wdl = SectionReader::new(path, src, header.wdl, header.size, "WDL", model, cached)?;
         let depth = header
             .depth
             .map(|d| {
                 let model = (d.encoding == Encoding::DepthModel)
                     .then(|| ModelCodec::new(path, &header, "depth"))
                     .transpose()?;
-                SectionReader::new(path, &map, d, header.size, "depth", model, cached)
+                SectionReader::new(path, src, d, header.size, "depth", model, cached)
             })
             .transpose()?;
         if header.file_bytes() != file_len {
@@ -180,6 +206,8 @@ impl SubspaceFile {
             path: path.to_path_buf(),
             map,
             file,
+            len: file_len,
+            header_bytes,
             header,
             wdl,
             depth,
@@ -193,17 +221,31 @@ impl SubspaceFile {
         &self.header
     }
 
-    /// Where the blocks are read from ([`Src`]): the file, by positioned reads.
+    /// Where the blocks are read from ([`Src`]): on Unix the file, by
+    /// positioned reads; elsewhere the mapping made at open.
     fn src(&self) -> Src<'_> {
-        Src {
-            map: &self.map,
-            file: Some(&self.file),
+        #[cfg(unix)]
+        return Src::File(&self.file);
+        #[cfg(not(unix))]
+        return Src::Map(self.map.get().expect("mapped at open off Unix"));
+    }
+
+    /// The file mapped (on first use: the readers of whole sections), for
+    /// random access: a fault reads its page, not megabytes around it (the
+    /// readers ask for read-ahead of what they read through,
+    /// [`SubspaceFile::mapped`]).
+    fn map(&self) -> Result<&Mmap, FormatError> {
+        if let Some(map) = self.map.get() {
+            return Ok(map);
         }
+        let map = map_file(&self.path, &self.file, self.len)?;
+        // A racing thread may have mapped it too: either mapping is the file.
+        Ok(self.map.get_or_init(|| map))
     }
 
     /// The raw bytes of the file's header.
     pub(super) fn header_bytes(&self) -> &[u8] {
-        &self.map[..HEADER_LEN]
+        &self.header_bytes
     }
 
     /// The file's path.
@@ -333,5 +375,9 @@ mod tests {
         }
         assert_eq!(f.depth.as_ref().map_or(0, |d| d.cached.held()), 0);
         assert_eq!(f.wdl.cached.held(), f.wdl.info.blocks as usize);
+        // On Unix probes read the file by positioned reads: it was never mapped.
+        assert!(cfg!(not(unix)) || f.map.get().is_none());
+        f.verify_checksums().unwrap();
+        assert!(f.map.get().is_some());
     }
 }

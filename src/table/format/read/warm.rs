@@ -17,7 +17,7 @@ impl SubspaceFile {
         buf: &mut [u8],
         mut read: impl FnMut(u64) -> bool,
     ) -> Result<(), FormatError> {
-        let len = self.map.len() as u64;
+        let len = self.len;
         let mut at = 0;
         while at < len && !buf.is_empty() {
             let n = (len - at).min(buf.len() as u64) as usize;
@@ -44,7 +44,7 @@ impl SubspaceFile {
         #[cfg(not(unix))]
         {
             let at = offset as usize;
-            buf.copy_from_slice(&self.map[at..at + buf.len()]);
+            buf.copy_from_slice(&self.map()?[at..at + buf.len()]);
             Ok(())
         }
     }

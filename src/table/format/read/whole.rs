@@ -95,7 +95,8 @@ impl SubspaceFile {
     /// Checks every checksum of the file: header (again), both block tables, both
     /// data areas and every block. Does not decompress.
     pub fn verify_checksums(&self) -> Result<(), FormatError> {
-        let reparsed = parse_header(&self.path, &self.map, self.map.len() as u64)?;
+        let map = self.map()?;
+        let reparsed = parse_header(&self.path, map, map.len() as u64)?;
         if reparsed != self.header {
             return Err(FormatError::Checksum {
                 path: self.path.clone(),
@@ -114,7 +115,7 @@ impl SubspaceFile {
             let start = s.info.offset as usize;
             let mid = start + table_len as usize;
             let end = (s.info.offset + s.info.length) as usize;
-            if xxh64(self.mapped(start..mid)) != s.info.table_checksum {
+            if xxh64(self.mapped(start..mid)?) != s.info.table_checksum {
                 return Err(FormatError::Checksum {
                     path: self.path.clone(),
                     section: table,
@@ -124,7 +125,7 @@ impl SubspaceFile {
             (0..s.info.blocks as usize)
                 .into_par_iter()
                 .try_for_each(|b| s.compressed(&self.path, self.src(), b).map(|_| ()))?;
-            if xxh64(self.mapped(mid..end)) != s.info.data_checksum {
+            if xxh64(self.mapped(mid..end)?) != s.info.data_checksum {
                 return Err(FormatError::Checksum {
                     path: self.path.clone(),
                     section: data,
@@ -143,8 +144,8 @@ impl SubspaceFile {
         let mid = start + s.info.blocks as usize * BLOCK_ENTRY_LEN;
         let end = (s.info.offset + s.info.length) as usize;
         for (bytes, sum, section) in [
-            (self.mapped(start..mid), s.info.table_checksum, "WDL table"),
-            (self.mapped(mid..end), s.info.data_checksum, "WDL data"),
+            (self.mapped(start..mid)?, s.info.table_checksum, "WDL table"),
+            (self.mapped(mid..end)?, s.info.data_checksum, "WDL data"),
         ] {
             if xxh64(bytes) != sum {
                 return Err(FormatError::Checksum {
@@ -154,17 +155,16 @@ impl SubspaceFile {
                 });
             }
         }
-        Ok(&self.map[start..end])
+        Ok(&self.map()?[start..end])
     }
 
     /// The mapped bytes of `range`, which are about to be read through: the
     /// kernel is told to read them ahead (the mapping is opened for random
     /// access, which reads a page a fault).
-    fn mapped(&self, range: std::ops::Range<usize>) -> &[u8] {
+    fn mapped(&self, range: std::ops::Range<usize>) -> Result<&[u8], FormatError> {
+        let map = self.map()?;
         #[cfg(unix)]
-        let _ = self
-            .map
-            .advise_range(memmap2::Advice::WillNeed, range.start, range.len());
-        &self.map[range]
+        let _ = map.advise_range(memmap2::Advice::WillNeed, range.start, range.len());
+        Ok(&map[range])
     }
 }
