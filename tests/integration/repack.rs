@@ -578,8 +578,8 @@ fn repack_without_a_fill_stores_decisive_depths_only_and_keeps_every_value() {
 /// 4-stone game: a win's distance is found one ply ahead, and every probe (values,
 /// results; ranked and best plies on a spread) on every third slot equals the original's
 /// (a spread of slots with the fill, which the repack checked on every slot); the
-/// files are smaller; `verify` is clean; a file of wins without distances is
-/// refused as the source of a build's read or of another repack.
+/// files are smaller; `verify` is clean; repacked back to every decisive distance
+/// without a fill, each file holds the original's codes.
 #[test]
 fn loss_only_depths_answer_every_probe_as_the_original() {
     let sectors = all_sectors(game4());
@@ -626,23 +626,25 @@ fn loss_only_depths_answer_every_probe_as_the_original() {
         // Resumes: every file is done already.
         let again = repack(game4(), idx, &opts, |_| {}).unwrap();
         assert!(again.iter().all(|r| r.kept));
-        // Its files cannot be repacked again (their wins have no distance).
-        let back = RepackOptions {
-            out: Some(temp(&format!("g4-back-{name}"))),
+        // Back to every decisive distance and every value: each file's codes are
+        // the original's, the wins' distances found again one ply ahead.
+        let back = temp(&format!("g4-back-{name}"));
+        let opts = RepackOptions {
+            out: Some(back.clone()),
             fill: None,
             ..RepackOptions::default()
         };
-        let err = repack(&out, idx, &back, |_| {}).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                RepackError::Format(FormatError::WinByLookahead { .. })
-                    | RepackError::Refilled { .. }
-            ),
-            "{err}"
+        repack(&out, idx, &opts, |_| {}).unwrap();
+        let (a, b) = (
+            Tablebase::open(game4()).unwrap(),
+            Tablebase::open(&back).unwrap(),
         );
+        for &s in &sectors {
+            let want = a.sector_file(s).unwrap().read_all().unwrap();
+            assert_eq!(b.sector_file(s).unwrap().read_all().unwrap(), want, "{s}");
+        }
         std::fs::remove_dir_all(&out).unwrap();
-        let _ = std::fs::remove_dir_all(back.out.unwrap());
+        std::fs::remove_dir_all(&back).unwrap();
     }
 }
 
@@ -902,7 +904,9 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
 /// file, and the build's block sizes are another file (rewritten, not kept). Its
 /// WDL package (`pack --wdl-only --profile serving`), from the build's files and
 /// copied from the serving files, gives every result as the original with no
-/// don't-cares, and resumes. (Many blocks to a file: the format's tests.)
+/// don't-cares, and resumes. Repacked into the archive profile and back, its
+/// files are byte for byte those repacked from the build's files. (Many blocks
+/// to a file: the format's tests.)
 #[test]
 fn the_serving_profile_answers_every_probe_as_the_original() {
     let sectors = all_sectors(game4());
@@ -976,7 +980,41 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     };
     let back = repack(game4(), idx, &built_blocks, |_| {}).unwrap();
     assert!(back.iter().all(|r| !r.kept));
-    std::fs::remove_dir_all(&out).unwrap();
+    // One small profile into the other: the archive made from the serving files,
+    // and the serving files made from that archive, are byte for byte those made
+    // from the build's files (their true values come through the probe's rule).
+    let sector = sectors[0];
+    let serving = RepackOptions {
+        out: Some(out.clone()),
+        only: vec![sector],
+        ..RepackOptions::serving()
+    };
+    repack(game4(), idx, &serving, |_| {}).unwrap();
+    let (archive, archived, served) = (
+        temp("g4-archive-built"),
+        temp("g4-archive-served"),
+        temp("g4-served-archived"),
+    );
+    let to = |src: &Path, dest: &Path, base: RepackOptions| {
+        let opts = RepackOptions {
+            out: Some(dest.to_path_buf()),
+            ..base
+        };
+        let reports = repack(src, idx, &opts, |_| {}).unwrap();
+        assert!(reports.iter().all(|r| !r.kept));
+    };
+    to(game4(), &archive, RepackOptions::smallest());
+    to(&out, &archived, RepackOptions::smallest());
+    to(&archived, &served, RepackOptions::serving());
+    for s in sectors {
+        let name = s.file_name();
+        let read = |d: &Path| std::fs::read(d.join(&name)).unwrap();
+        assert!(read(&archived) == read(&archive), "{s}: archive");
+        assert!(read(&served) == read(&out), "{s}: serving");
+    }
+    for d in [&out, &archive, &archived, &served] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
 }
 
 /// Every file of `dir` is in the smallest form (`build --form small`) and no

@@ -1062,6 +1062,7 @@ fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result
 fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
     let file = open_sector(db, idx, s)?;
     if !file.value_dont_cares() && !file.loss_depths() {
+        // A file of the fast form: no need to open the directory.
         return Ok(file.read_all()?);
     }
     Ok(crate::table::pack::repack::true_codes(

@@ -65,16 +65,6 @@ pub enum RepackError {
         /// The repacked file's value.
         found: Value,
     },
-    /// A source file has value don't-cares but other depth entries than asked for:
-    /// its true values are not at hand to write again.
-    #[error(
-        "{}: repacked already with other depth entries; repack from the directory `millbase build` wrote (with `--out`)",
-        path.display()
-    )]
-    Refilled {
-        /// The file.
-        path: PathBuf,
-    },
     /// The options ask for a combination no file can hold.
     #[error("{0}")]
     Options(&'static str),
@@ -424,13 +414,8 @@ impl Job<'_> {
             copy.verify_checksums()?;
             return Ok((None, copy.header().clone()));
         }
-        if self.src.value_dont_cares() {
-            // Its true values are known only through its capturing plies.
-            return Err(RepackError::Refilled {
-                path: self.src.path().to_path_buf(),
-            });
-        }
-        let truth = self.src.read_all()?;
+        // A small file's true values come through the probe's rule.
+        let truth = true_codes(self.tb, self.sector, self.src)?;
         let mut codes = truth.clone();
         let (counts, allowed) = match self.opts.fill {
             Some(Fill::Model) => {
@@ -696,8 +681,12 @@ pub fn true_codes(
             path: file.path().to_path_buf(),
         });
     }
-    let mut codes = file.read_all_partial()?;
     let every = file.value_dont_cares();
+    if !every && !file.loss_depths() {
+        // Every slot holds its true value.
+        return Ok(file.read_all()?);
+    }
+    let mut codes = file.read_all_partial()?;
     let idx = tb.index();
     let (k, l) = sector.counts();
     // In chunks, each walking its slots' positions in order under one pin of the
