@@ -638,22 +638,67 @@ impl Index {
         l: u32,
         range: std::ops::Range<u64>,
     ) -> impl Iterator<Item = (Bits, Bits)> + '_ {
+        self.walk_slots::<false>(k, l, range)
+            .map(|(own, opp, _)| (own, opp))
+    }
+
+    /// [`Index::positions`], each position with its *twin*: the canonical slot
+    /// of the position ([`Index::index`] of it), the slot itself unless it is a
+    /// duplicate. A slot's rank in its class is its twin's unless a symmetry
+    /// fixing the class's representative maps its opponent stones to a lower
+    /// rank, so a slot of a class that no symmetry but the identity fixes (most
+    /// classes) is its own twin without a look-up.
+    pub fn positions_with_twins(
+        &self,
+        k: u32,
+        l: u32,
+        range: std::ops::Range<u64>,
+    ) -> impl Iterator<Item = (Bits, Bits, u64)> + '_ {
+        self.walk_slots::<true>(k, l, range)
+    }
+
+    /// The walk of [`Index::positions`] and [`Index::positions_with_twins`]: each
+    /// slot's position and, if `TWINS`, its twin (else the slot itself).
+    fn walk_slots<const TWINS: bool>(
+        &self,
+        k: u32,
+        l: u32,
+        range: std::ops::Range<u64>,
+    ) -> impl Iterator<Item = (Bits, Bits, u64)> + '_ {
         let per = self.per_class(k, l);
-        let reps = &self.tables(k).reps;
+        let tables = self.tables(k);
         let all = self.rules.all();
         let (mut class, mut r) = (range.start / per, range.start % per);
-        let mut rep = reps.get(class as usize).copied().unwrap_or(0);
-        let mut free = all & !rep;
+        // A class past the last (an empty range at the end) has neither.
+        let of_class = move |class: u64| {
+            let c = class as usize;
+            let rep = tables.reps.get(c).copied().unwrap_or(0);
+            (rep, tables.stabs.get(c).copied().unwrap_or(0), all & !rep)
+        };
+        let (mut rep, mut stab, mut free) = of_class(class);
         let mut set = unrank(r, l, free.count_ones());
-        range.map(move |_| {
-            let here = (rep, pdep(set, free));
+        range.map(move |slot| {
+            let opp = pdep(set, free);
+            let mut twin = slot;
+            if TWINS {
+                // As [`Index::slot_of_image`] with the representative's own class
+                // (its symmetry the identity): the least rank over the stabilizer.
+                let mut rank = r;
+                let mut s = stab;
+                while s != 0 {
+                    let sym = s.trailing_zeros() as usize;
+                    s &= s - 1;
+                    rank = rank.min(self.colex.rank(pext(self.rules.map(sym, opp), free)) as u64);
+                }
+                twin = slot - (r - rank);
+            }
+            let here = (rep, opp, twin);
             r += 1;
             if r < per {
                 set = next_subset(set);
             } else {
                 (class, r) = (class + 1, 0);
-                rep = reps.get(class as usize).copied().unwrap_or(0);
-                free = all & !rep;
+                (rep, stab, free) = of_class(class);
                 set = first_subset(l);
             }
             here
@@ -784,6 +829,7 @@ mod tests {
     fn positions_in_order_are_those_of_their_slots() {
         let idx = Index::for_rules(Rules::standard());
         let mut rng = crate::mix::SplitMix(5);
+        let mut duplicates = 0;
         for (k, l) in [(3, 3), (0, 4), (5, 0), (7, 8), (9, 9), (2, 9)] {
             let size = idx.size(k, l);
             // Across class boundaries, from the start, up to the end.
@@ -797,10 +843,18 @@ mod tests {
             for start in starts {
                 let range = start..(start + 700).min(size);
                 let walked: Vec<_> = idx.positions(k, l, range.clone()).collect();
-                let direct: Vec<_> = range.map(|i| idx.position(k, l, i)).collect();
+                let direct: Vec<_> = range.clone().map(|i| idx.position(k, l, i)).collect();
                 assert_eq!(walked, direct, "{k}-{l} from {start}");
+                let twins: Vec<_> = idx.positions_with_twins(k, l, range.clone()).collect();
+                let indexed: Vec<_> = (direct.iter())
+                    .map(|&(own, opp)| (own, opp, idx.index(own, opp)))
+                    .collect();
+                assert_eq!(twins, indexed, "{k}-{l} from {start}: twins");
+                duplicates += (range.zip(&twins)).filter(|(i, t)| *i != t.2).count();
             }
         }
+        // Twins other than the slot itself were compared too.
+        assert!(duplicates > 0);
     }
 
     #[test]

@@ -261,20 +261,23 @@ pub fn count_prior(
     half: impl Fn(u64) -> u16 + Sync,
 ) -> Vec<u16> {
     use rayon::prelude::*;
+    // One table of counts per batch of blocks a thread takes, not per block.
     let counts = (0..g.blocks())
         .into_par_iter()
-        .map(|b| {
-            let range = g.block_range(b);
-            let trits: Vec<u8> = range.clone().map(&trit).collect();
-            let mut lost = range.filter(|&s| trit(s) == 2).map(&half);
-            let mut counts = vec![[0u32; 2]; NODES];
-            walk_losses(g, b, &trits, |ctx, r| {
-                let h = lost.next().expect("a half distance per lost slot");
-                bits_of(ctx, r, h, |node, bit| counts[node][bit as usize] += 1);
-                h
-            });
-            counts
-        })
+        .fold(
+            || vec![[0u32; 2]; NODES],
+            |mut counts, b| {
+                let range = g.block_range(b);
+                let trits: Vec<u8> = range.clone().map(&trit).collect();
+                let mut lost = range.filter(|&s| trit(s) == 2).map(&half);
+                walk_losses(g, b, &trits, |ctx, r| {
+                    let h = lost.next().expect("a half distance per lost slot");
+                    bits_of(ctx, r, h, |node, bit| counts[node][bit as usize] += 1);
+                    h
+                });
+                counts
+            },
+        )
         .reduce(
             || vec![[0u32; 2]; NODES],
             |mut a, b| {

@@ -670,23 +670,28 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
 /// 0 bit over every block of the sector, 0 where a context was never seen.
 pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
     use rayon::prelude::*;
+    // One table of counts per batch of blocks a thread takes, not per block: a
+    // table holds a count for each of the 2^18 nodes, where a block has some
+    // 2^15 slots.
     let counts = (0..g.blocks())
         .into_par_iter()
-        .map(|b| {
-            let range = g.block_range(b);
-            let truth: Vec<u8> = range.clone().map(&trit).collect();
-            let mut seen = vec![0u8; truth.len()];
-            let mut counts = vec![[0u32; 2]; NODES];
-            g.walk::<false>(b, &mut seen, |i, ctx, _| {
-                let t = truth[i];
-                counts[2 * ctx][(t != 0) as usize] += 1;
-                if t != 0 {
-                    counts[2 * ctx + 1][(t == 2) as usize] += 1;
-                }
-                t
-            });
-            counts
-        })
+        .fold(
+            || vec![[0u32; 2]; NODES],
+            |mut counts, b| {
+                let range = g.block_range(b);
+                let truth: Vec<u8> = range.clone().map(&trit).collect();
+                let mut seen = vec![0u8; truth.len()];
+                g.walk::<false>(b, &mut seen, |i, ctx, _| {
+                    let t = truth[i];
+                    counts[2 * ctx][(t != 0) as usize] += 1;
+                    if t != 0 {
+                        counts[2 * ctx + 1][(t == 2) as usize] += 1;
+                    }
+                    t
+                });
+                counts
+            },
+        )
         .reduce(
             || vec![[0u32; 2]; NODES],
             |mut a, b| {

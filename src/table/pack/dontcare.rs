@@ -273,10 +273,10 @@ fn value_freedom(
         let slots = start..start + chunk.len() as u64;
         slots
             .clone()
-            .zip(idx.positions(k, l, slots))
+            .zip(idx.positions_with_twins(k, l, slots))
             .zip(chunk)
-            .map(|((slot, (own, opp)), &code)| {
-                if idx.index(own, opp) != slot {
+            .map(|((slot, (own, opp, twin)), &code)| {
+                if twin != slot {
                     return Ok(Freedom::Any);
                 }
                 let truth = Value::from_code(code);

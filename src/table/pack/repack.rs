@@ -620,15 +620,15 @@ pub fn check_stored(
             let _pinned = crate::table::format::cache::pin();
             let start = (c * CHUNK) as u64;
             let slots = start..start + chunk.len() as u64;
-            let positions = idx.positions(k, l, slots.clone());
+            let positions = idx.positions_with_twins(k, l, slots.clone());
             // From the start of each block the reader reads, the first slot that
             // is its own twin and stores no win by lookahead is probed whatever it
             // stores.
             let mut probe_from = next_probe(start);
-            for ((slot, (own, opp)), &code) in slots.zip(positions).zip(chunk) {
+            for ((slot, (own, opp, twin)), &code) in slots.zip(positions).zip(chunk) {
                 let at = slot;
                 let slot = slot as usize;
-                let twin = idx.index(own, opp) as usize;
+                let twin = twin as usize;
                 if twin != slot {
                     if truth[twin] != truth[slot] {
                         return Err(differs(slot, Value::from_code(truth[twin])));
