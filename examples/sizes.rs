@@ -1,11 +1,21 @@
-//! Prints the index size of every subspace pair of the standard game, in build order,
-//! then of every placement sector, by ply: `cargo run --release --example sizes`.
+//! Prints the index size of every subspace pair of a rule set (default `standard`), in
+//! build order, then of every placement sector, by ply:
+//! `cargo run --release --example sizes [RULES]`.
+use millbase::rules::Rules;
 use millbase::table::build::{Selection, plan, subspaces};
 use millbase::table::index::Index;
 use millbase::table::sector::Sector;
 
 fn main() {
-    let idx = Index::standard();
+    let name = std::env::args().nth(1).unwrap_or_else(|| "standard".into());
+    let rules = match Rules::parse(&name) {
+        Ok(rules) => rules,
+        Err(e) => {
+            eprintln!("sizes: {e}");
+            std::process::exit(2);
+        }
+    };
+    let idx = Index::for_rules(rules);
     let mut total = 0u64;
     for pair in plan(idx.rules(), Selection::All).expect("valid plan") {
         let n: u64 = subspaces(pair).iter().map(|&(a, b)| idx.size(a, b)).sum();
@@ -15,13 +25,20 @@ fn main() {
     println!("moving phase: {total} slots");
     let sectors = Sector::placement_sectors(idx.rules());
     let size = |s: &Sector| idx.size(s.k as u32, s.l as u32);
-    for ply in (0..18).rev() {
+    let last = sectors
+        .iter()
+        .map(|s| s.ply(idx.rules()))
+        .max()
+        .unwrap_or(0);
+    for ply in (0..=last).rev() {
         let at: Vec<&Sector> = sectors
             .iter()
             .filter(|s| s.ply(idx.rules()) == ply)
             .collect();
         let slots: u64 = at.iter().map(|s| size(s)).sum();
-        let largest = at.iter().max_by_key(|s| size(s)).expect("a sector per ply");
+        let Some(largest) = at.iter().max_by_key(|s| size(s)) else {
+            continue;
+        };
         println!(
             "ply {ply:>2}: {:>3} sectors, {slots:>13} slots, largest {largest} ({})",
             at.len(),
