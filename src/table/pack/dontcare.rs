@@ -265,39 +265,39 @@ fn value_freedom(
     matters: impl Fn(Value) -> bool + Sync,
 ) -> Result<Vec<Freedom>, ProbeError> {
     let idx = tb.index();
-    let rules = tb.rules();
     let (k, l) = s.counts();
     in_chunks(codes, |start, chunk| {
         // One pin of the block cache for the chunk's probes: nested pins are free.
         let _pinned = crate::table::format::cache::pin();
         let slots = start..start + chunk.len() as u64;
-        slots
+        let mut out = Vec::with_capacity(chunk.len());
+        // The slots whose captures are asked about, with their positions and true
+        // values, answered together.
+        let mut asked = Vec::new();
+        let mut items = Vec::new();
+        for ((slot, (own, opp, twin)), &code) in slots
             .clone()
             .zip(idx.positions_with_twins(k, l, slots))
             .zip(chunk)
-            .map(|((slot, (own, opp, twin)), &code)| {
-                if twin != slot {
-                    return Ok(Freedom::Any);
-                }
-                let truth = Value::from_code(code);
+        {
+            let truth = Value::from_code(code);
+            out.push(if twin != slot {
+                Freedom::Any
+            } else {
                 // Nothing is worse than `Loss(0)`: such a slot has no choice.
-                if truth == Value::Loss(0) || !matters(truth) {
-                    return Ok(Freedom::Fixed);
+                if truth != Value::Loss(0) && matters(truth) {
+                    asked.push(out.len());
+                    items.push((s.position(own, opp), truth));
                 }
-                let pos = s.position(own, opp);
-                for ply in pos.legal_plies(rules) {
-                    if ply.removes()
-                        && tb
-                            .ply_value(&pos.after(rules, ply))?
-                            .cmp_goodness(truth)
-                            .is_ge()
-                    {
-                        return Ok(Freedom::AtMost);
-                    }
-                }
-                Ok(Freedom::Fixed)
-            })
-            .collect()
+                Freedom::Fixed
+            });
+        }
+        for (i, reached) in asked.into_iter().zip(tb.captures_reach(&items)?) {
+            if reached {
+                out[i] = Freedom::AtMost;
+            }
+        }
+        Ok(out)
     })
 }
 
@@ -337,11 +337,15 @@ pub fn fill_values(
 /// win a capture reaches a win or a draw, a duplicate either of those, any other
 /// slot its true result. The counts' don't-cares are the free wins and losses:
 /// draws, which store a draw either way, are not probed.
+///
+/// Also returns the slots whose value a capture reaches ([`Freedom::AtMost`]), for
+/// the check of the file written ([`crate::table::pack::repack::check_filled`]),
+/// which need not search their captures again.
 pub fn fill_values_allowing(
     tb: &Tablebase,
     s: Sector,
     codes: &mut [u16],
-) -> Result<(FillCounts, Vec<u8>), ProbeError> {
+) -> Result<(FillCounts, Vec<u8>, FreeSlots), ProbeError> {
     // A draw stores a draw whatever a capture reaches (see [`allowed_results`]):
     // its captures need no probe.
     let freedom = value_freedom(tb, s, codes, |v| v != Value::Draw)?;
@@ -350,7 +354,38 @@ pub fn fill_values_allowing(
         .zip(&freedom)
         .map(|(&c, &f)| allowed_results(Value::from_code(c).wdl(), f))
         .collect();
-    Ok((fill_with(codes, &freedom, Fill::Model), allowed))
+    let free = FreeSlots::of(&freedom);
+    Ok((fill_with(codes, &freedom, Fill::Model), allowed, free))
+}
+
+/// The slots of a sector whose value a capturing ply reaches (whose freedom is
+/// [`Freedom::AtMost`]), one bit each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FreeSlots {
+    bits: Vec<u64>,
+}
+
+impl FreeSlots {
+    /// The slots whose freedom in `freedom` is [`Freedom::AtMost`].
+    pub fn of(freedom: &[Freedom]) -> FreeSlots {
+        let bits = freedom
+            .par_chunks(64)
+            .map(|w| {
+                w.iter()
+                    .enumerate()
+                    .filter(|(_, f)| **f == Freedom::AtMost)
+                    .fold(0u64, |m, (i, _)| m | 1 << i)
+            })
+            .collect();
+        FreeSlots { bits }
+    }
+
+    /// Whether a capturing ply reaches slot `slot`'s value.
+    #[inline]
+    pub fn contains(&self, slot: u64) -> bool {
+        let (word, bit) = ((slot / 64) as usize, slot % 64);
+        self.bits.get(word).is_some_and(|w| w >> bit & 1 == 1)
+    }
 }
 
 /// The results a slot whose true result is `truth` may store under [`Fill::Model`],

@@ -28,7 +28,9 @@ use crate::table::format::{
     write_subspace_with,
 };
 use crate::table::index::Index;
-use crate::table::pack::dontcare::{Fill, FillCounts, fill_values, fill_values_allowing};
+use crate::table::pack::dontcare::{
+    Fill, FillCounts, FreeSlots, fill_values, fill_values_allowing,
+};
 use crate::table::pack::{Output, OutputError, Profile};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
@@ -417,16 +419,18 @@ impl Job<'_> {
         // A small file's true values come through the probe's rule.
         let truth = true_codes(self.tb, self.sector, self.src)?;
         let mut codes = truth.clone();
-        let (counts, allowed) = match self.opts.fill {
+        let (counts, allowed, free) = match self.opts.fill {
             Some(Fill::Model) => {
-                let (counts, allowed) = fill_values_allowing(self.tb, self.sector, &mut codes)?;
-                (Some(counts), Some(allowed))
+                let (counts, allowed, free) =
+                    fill_values_allowing(self.tb, self.sector, &mut codes)?;
+                (Some(counts), Some(allowed), Some(free))
             }
             Some(fill) => (
                 Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
                 None,
+                None,
             ),
-            None => (None, None),
+            None => (None, None, None),
         };
         let opts = WriteOptions {
             value_dont_cares: counts.is_some(),
@@ -470,15 +474,11 @@ impl Job<'_> {
         match stored {
             Some(stored) => {
                 staged.verify_checksums()?;
-                check_stored(
-                    self.tb,
-                    self.sector,
-                    &staged,
-                    &truth,
-                    &stored,
-                    true,
-                    self.src.path(),
-                )?;
+                let (tb, sector, path) = (self.tb, self.sector, self.src.path());
+                match &free {
+                    Some(free) => check_filled(tb, sector, &staged, &truth, &stored, free, path)?,
+                    None => check_stored(tb, sector, &staged, &truth, &stored, true, path)?,
+                }
             }
             None => check_repacked(self.tb, self.sector, &staged, &truth, self.src.path())?,
         }
@@ -537,134 +537,215 @@ pub fn check_stored(
     in_memory: bool,
     original: &Path,
 ) -> Result<(), RepackError> {
-    let idx = tb.index();
-    let (k, l) = sector.counts();
-    let size = staged.header().size;
-    if size != truth.len() as u64 || stored.len() != truth.len() {
-        return Err(FormatError::Mismatch {
-            path: staged.path().to_path_buf(),
-            what: format!("{size} slots, the original {}", truth.len()),
-        }
-        .into());
+    Check {
+        tb,
+        sector,
+        staged,
+        truth,
+        stored,
+        in_memory,
+        free: None,
+        original,
     }
-    let per_block = (staged.header().wdl.block_slots as u64).max(1);
-    let differs = |slot: usize, found: Value| RepackError::Differs {
-        path: original.to_path_buf(),
-        slot: slot as u64,
-        position: {
-            let (own, opp) = idx.position(k, l, slot as u64);
-            crate::rules::fen::format(idx.rules(), &sector.position(own, opp), Default::default())
-        },
-        expected: Value::from_code(truth[slot]),
-        found,
-    };
-    // Of the wins whose distance a probe finds one ply ahead, a sample is checked
-    // that way in a large file (each costs a probe of every ply), all in a small one.
-    let wins = stored.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count() as u64;
-    let stride = (wins / LOOKAHEAD_SAMPLE).max(1);
-    let last_block = (size.max(1) - 1) / per_block;
-    // Whether the reader reads slot `at`'s block in the check.
-    let through_reader = |at: u64| {
-        let b = at / per_block;
-        !in_memory || b.is_multiple_of(READER_STRIDE) || b == last_block
-    };
-    // The first slot from `from` on that starts a block the reader reads (one
-    // slot of which is probed whatever it stores), if `in_memory`.
-    let next_probe = |from: u64| -> u64 {
-        let b = from.div_ceil(per_block);
-        let next = b.next_multiple_of(READER_STRIDE).min(last_block.max(b));
-        if in_memory && next <= last_block {
-            next * per_block
-        } else {
-            u64::MAX
+    .run()
+}
+
+/// [`check_stored`] with the codes at hand (`in_memory`) of a file filled by
+/// [`Fill::Model`], given the slots whose value the fill found a capturing ply to
+/// reach (`free`, from [`fill_values_allowing`]): in the blocks the reader leaves
+/// out, a free slot that stores less than its truth reads as its truth without a
+/// search of its captures (the probe's rule: the better of the stored value and
+/// the captures', which reach the truth and, the values being true, no more). In
+/// the blocks the reader reads, every such slot is still searched as the probe
+/// searches it, so the fill's finding is checked there; a slot outside `free`
+/// that stores less than its truth is searched wherever it is.
+#[allow(clippy::too_many_arguments)]
+pub fn check_filled(
+    tb: &Tablebase,
+    sector: Sector,
+    staged: &SubspaceFile,
+    truth: &[u16],
+    stored: &[u16],
+    free: &FreeSlots,
+    original: &Path,
+) -> Result<(), RepackError> {
+    Check {
+        tb,
+        sector,
+        staged,
+        truth,
+        stored,
+        in_memory: true,
+        free: Some(free),
+        original,
+    }
+    .run()
+}
+
+/// What [`check_stored`] and [`check_filled`] check.
+#[derive(Clone, Copy)]
+struct Check<'a> {
+    tb: &'a Tablebase,
+    sector: Sector,
+    staged: &'a SubspaceFile,
+    truth: &'a [u16],
+    stored: &'a [u16],
+    in_memory: bool,
+    /// The slots a capture reaches, as the fill found them.
+    free: Option<&'a FreeSlots>,
+    original: &'a Path,
+}
+
+impl Check<'_> {
+    fn run(&self) -> Result<(), RepackError> {
+        let Check {
+            tb,
+            sector,
+            staged,
+            truth,
+            stored,
+            in_memory,
+            free,
+            original,
+        } = *self;
+        let idx = tb.index();
+        let (k, l) = sector.counts();
+        let size = staged.header().size;
+        if size != truth.len() as u64 || stored.len() != truth.len() {
+            return Err(FormatError::Mismatch {
+                path: staged.path().to_path_buf(),
+                what: format!("{size} slots, the original {}", truth.len()),
+            }
+            .into());
         }
-    };
-    let check_win = |slot: usize| -> Result<(), RepackError> {
-        if Value::from_code(truth[slot]).wdl() != crate::rules::value::Wdl::Win {
-            return Err(differs(slot, Value::Win(1)));
-        }
-        if stride > 1 && !splitmix64(slot as u64).is_multiple_of(stride) {
-            return Ok(());
-        }
-        let (own, opp) = idx.position(k, l, slot as u64);
-        let pos = sector.position(own, opp);
-        let found = if through_reader(slot as u64) {
-            tb.value_in(staged, &pos)?
-        } else {
-            tb.win_distance(staged, &pos)?
+        let per_block = (staged.header().wdl.block_slots as u64).max(1);
+        let differs = |slot: usize, found: Value| RepackError::Differs {
+            path: original.to_path_buf(),
+            slot: slot as u64,
+            position: {
+                let (own, opp) = idx.position(k, l, slot as u64);
+                crate::rules::fen::format(
+                    idx.rules(),
+                    &sector.position(own, opp),
+                    Default::default(),
+                )
+            },
+            expected: Value::from_code(truth[slot]),
+            found,
         };
-        if found.code() != truth[slot] {
-            return Err(differs(slot, found));
-        }
-        Ok(())
-    };
-    // A file without value don't-cares holds every slot's true value.
-    if !staged.value_dont_cares() && !in_memory {
-        return stored
-            .par_iter()
-            .zip(truth)
-            .enumerate()
-            .try_for_each(|(slot, (&s, &t))| match s {
-                WIN_BY_LOOKAHEAD => check_win(slot),
-                _ if s != t => Err(differs(slot, Value::from_code(s))),
-                _ => Ok(()),
-            });
-    }
-    // In chunks, each walking its slots' positions in order, its probes under one
-    // pin of the block cache (nested pins are free).
-    const CHUNK: usize = 1 << 10;
-    stored
-        .par_chunks(CHUNK)
-        .enumerate()
-        .try_for_each(|(c, chunk)| -> Result<(), RepackError> {
-            let _pinned = crate::table::format::cache::pin();
-            let start = (c * CHUNK) as u64;
-            let slots = start..start + chunk.len() as u64;
-            let positions = idx.positions_with_twins(k, l, slots.clone());
-            // From the start of each block the reader reads, the first slot that
-            // is its own twin and stores no win by lookahead is probed whatever it
-            // stores.
-            let mut probe_from = next_probe(start);
-            for ((slot, (own, opp, twin)), &code) in slots.zip(positions).zip(chunk) {
-                let at = slot;
-                let slot = slot as usize;
-                let twin = twin as usize;
-                if twin != slot {
-                    if truth[twin] != truth[slot] {
-                        return Err(differs(slot, Value::from_code(truth[twin])));
-                    }
-                    continue;
-                }
-                if code == truth[slot] && at < probe_from {
-                    continue;
-                }
-                if code == WIN_BY_LOOKAHEAD {
-                    check_win(slot)?;
-                    continue;
-                }
-                if at >= probe_from {
-                    probe_from = next_probe(at + 1);
-                }
-                let stored = Value::from_code(code);
-                // With exact results a WDL probe reads the stored result as it is.
-                if staged.exact_results() && stored.wdl() != Value::from_code(truth[slot]).wdl() {
-                    return Err(differs(slot, stored));
-                }
-                let pos = sector.position(own, opp);
-                let found = if through_reader(at) {
-                    tb.value_in(staged, &pos)?
-                } else if staged.value_is_exact(stored) {
-                    stored
-                } else {
-                    tb.true_value(&pos, stored)?
-                };
-                let worse = stored.cmp_goodness(Value::from_code(truth[slot]));
-                if found.code() != truth[slot] || worse.is_gt() {
-                    return Err(differs(slot, found));
-                }
+        // Of the wins whose distance a probe finds one ply ahead, a sample is checked
+        // that way in a large file (each costs a probe of every ply), all in a small one.
+        let wins = stored.iter().filter(|&&c| c == WIN_BY_LOOKAHEAD).count() as u64;
+        let stride = (wins / LOOKAHEAD_SAMPLE).max(1);
+        let last_block = (size.max(1) - 1) / per_block;
+        // Whether the reader reads slot `at`'s block in the check.
+        let through_reader = |at: u64| {
+            let b = at / per_block;
+            !in_memory || b.is_multiple_of(READER_STRIDE) || b == last_block
+        };
+        // The first slot from `from` on that starts a block the reader reads (one
+        // slot of which is probed whatever it stores), if `in_memory`.
+        let next_probe = |from: u64| -> u64 {
+            let b = from.div_ceil(per_block);
+            let next = b.next_multiple_of(READER_STRIDE).min(last_block.max(b));
+            if in_memory && next <= last_block {
+                next * per_block
+            } else {
+                u64::MAX
+            }
+        };
+        let check_win = |slot: usize| -> Result<(), RepackError> {
+            if Value::from_code(truth[slot]).wdl() != crate::rules::value::Wdl::Win {
+                return Err(differs(slot, Value::Win(1)));
+            }
+            if stride > 1 && !splitmix64(slot as u64).is_multiple_of(stride) {
+                return Ok(());
+            }
+            let (own, opp) = idx.position(k, l, slot as u64);
+            let pos = sector.position(own, opp);
+            let found = if through_reader(slot as u64) {
+                tb.value_in(staged, &pos)?
+            } else {
+                tb.win_distance(staged, &pos)?
+            };
+            if found.code() != truth[slot] {
+                return Err(differs(slot, found));
             }
             Ok(())
-        })
+        };
+        // A file without value don't-cares holds every slot's true value.
+        if !staged.value_dont_cares() && !in_memory {
+            return stored.par_iter().zip(truth).enumerate().try_for_each(
+                |(slot, (&s, &t))| match s {
+                    WIN_BY_LOOKAHEAD => check_win(slot),
+                    _ if s != t => Err(differs(slot, Value::from_code(s))),
+                    _ => Ok(()),
+                },
+            );
+        }
+        // In chunks, each walking its slots' positions in order, its probes under one
+        // pin of the block cache (nested pins are free).
+        const CHUNK: usize = 1 << 10;
+        stored
+            .par_chunks(CHUNK)
+            .enumerate()
+            .try_for_each(|(c, chunk)| -> Result<(), RepackError> {
+                let _pinned = crate::table::format::cache::pin();
+                let start = (c * CHUNK) as u64;
+                let slots = start..start + chunk.len() as u64;
+                let positions = idx.positions_with_twins(k, l, slots.clone());
+                // From the start of each block the reader reads, the first slot that
+                // is its own twin and stores no win by lookahead is probed whatever it
+                // stores.
+                let mut probe_from = next_probe(start);
+                for ((slot, (own, opp, twin)), &code) in slots.zip(positions).zip(chunk) {
+                    let at = slot;
+                    let slot = slot as usize;
+                    let twin = twin as usize;
+                    if twin != slot {
+                        if truth[twin] != truth[slot] {
+                            return Err(differs(slot, Value::from_code(truth[twin])));
+                        }
+                        continue;
+                    }
+                    if code == truth[slot] && at < probe_from {
+                        continue;
+                    }
+                    if code == WIN_BY_LOOKAHEAD {
+                        check_win(slot)?;
+                        continue;
+                    }
+                    if at >= probe_from {
+                        probe_from = next_probe(at + 1);
+                    }
+                    let stored = Value::from_code(code);
+                    // With exact results a WDL probe reads the stored result as it is.
+                    if staged.exact_results() && stored.wdl() != Value::from_code(truth[slot]).wdl()
+                    {
+                        return Err(differs(slot, stored));
+                    }
+                    let pos = sector.position(own, opp);
+                    let found = if through_reader(at) {
+                        tb.value_in(staged, &pos)?
+                    } else if staged.value_is_exact(stored) {
+                        stored
+                    } else if free.is_some_and(|f| f.contains(at))
+                        && stored.cmp_goodness(Value::from_code(truth[slot])).is_le()
+                    {
+                        // A capture reaches the truth (the fill found it): the
+                        // probe's rule gives the truth.
+                        Value::from_code(truth[slot])
+                    } else {
+                        tb.true_value(&pos, stored)?
+                    };
+                    let worse = stored.cmp_goodness(Value::from_code(truth[slot]));
+                    if found.code() != truth[slot] || worse.is_gt() {
+                        return Err(differs(slot, found));
+                    }
+                }
+                Ok(())
+            })
+    }
 }
 
 /// The true code of every slot of `file`, the file of `sector` (any full file: a

@@ -46,7 +46,7 @@ impl Tablebase {
     }
 
     /// [`Tablebase::value_in`] of `pos`, whose slot in `file` is `slot`.
-    fn value_at(
+    pub(super) fn value_at(
         &self,
         file: &SubspaceFile,
         slot: u64,

@@ -24,11 +24,13 @@
 //! directories and which sector's file each holds, files opened on first use),
 //! `exact.rs` (exact values, reconstructed where a file stores don't-cares or
 //! loss-only depths), `wdl.rs` (win/draw/loss, derived sectors, the staged reads
-//! of a position's children), `plies.rs` (ranked plies and best plies), `warm.rs`
+//! of a position's children), `plies.rs` (ranked plies and best plies), `batch.rs` (many
+//! positions' capturing plies at once, their memory reads overlapped), `warm.rs`
 //! (reading the files and decoding blocks ahead of the probes). This file
 //! holds `Tablebase` itself, its accessors and what every room asks first (is the
 //! position valid, decided, or with a removal pending).
 
+mod batch;
 mod catalog;
 mod error;
 mod exact;

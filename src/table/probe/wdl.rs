@@ -225,7 +225,7 @@ impl Tablebase {
 
     /// The file that stores the results of `sector`; `None` where it is derived or
     /// its file cannot be opened (the read in order reports that, as before).
-    fn stored_file(&self, sector: Sector) -> Option<&SubspaceFile> {
+    pub(super) fn stored_file(&self, sector: Sector) -> Option<&SubspaceFile> {
         if self.is_derived(sector) {
             return None;
         }
