@@ -16,9 +16,10 @@ use millbase::table::format::{
     WriteOptions, write_subspace_with,
 };
 use millbase::table::index::Index;
-use millbase::table::pack::dontcare::Fill;
+use millbase::table::pack::dontcare::{Fill, FreeSlots, Freedom, fill_values_allowing};
 use millbase::table::pack::repack::{
-    RepackError, RepackOptions, check_repacked, check_stored, is_repacked, repack,
+    RepackError, RepackOptions, check_filled, check_repacked, check_stored, is_repacked, repack,
+    true_codes,
 };
 use millbase::table::pack::{PackOptions, Profile, pack_wdl_only};
 use millbase::table::probe::Tablebase;
@@ -452,6 +453,133 @@ fn a_file_that_differs_is_refused_before_it_is_installed() {
         other => panic!("{other:?}"),
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The model's fill finds the slots whose value a capturing ply reaches for many
+/// slots at once (their children's look-ups batched, and a child whose stored
+/// result rules the ply out not valued); they are the slots some capturing ply,
+/// valued one by one by the probe, reaches (every canonical slot neither lost in
+/// 0 nor drawn): on every sector of the 4-stone game, with the children read from
+/// the files as built and from files filled and model-coded as `millbase build
+/// --form small` leaves them.
+#[test]
+fn the_fill_finds_the_slots_a_capture_reaches() {
+    let scratch = Scratch::new("repack-the-fill-finds");
+    let small = scratch.join("small");
+    let opts = RepackOptions {
+        out: Some(small.clone()),
+        ..RepackOptions::smallest()
+    };
+    repack(game4(), Index::for_rules(rules(4)), &opts, |_| {}).unwrap();
+    for dir in [game4(), small.as_path()] {
+        let tb = Tablebase::open(dir).unwrap();
+        let idx = tb.index();
+        let r = idx.rules();
+        let mut found = 0;
+        for s in all_sectors(dir) {
+            let file = tb.sector_file(s).unwrap();
+            let truth = true_codes(&tb, s, file).unwrap();
+            let mut codes = truth.clone();
+            let (_, _, free) = fill_values_allowing(&tb, s, &mut codes).unwrap();
+            let (k, l) = s.counts();
+            for (slot, &code) in truth.iter().enumerate() {
+                let (own, opp) = idx.position(k, l, slot as u64);
+                let v = Value::from_code(code);
+                let asked = idx.index(own, opp) == slot as u64
+                    && v != Value::Loss(0)
+                    && v != Value::Draw;
+                let pos = s.position(own, opp);
+                let reached = asked
+                    && pos.legal_plies(r).into_iter().any(|p| {
+                        p.removes()
+                            && tb
+                                .ply_value(&pos.after(r, p))
+                                .unwrap()
+                                .cmp_goodness(v)
+                                .is_ge()
+                    });
+                assert_eq!(free.contains(slot as u64), reached, "{s} slot {slot}");
+                found += reached as u64;
+            }
+        }
+        assert!(found > 1000, "{}: {found} free slots", dir.display());
+    }
+}
+
+/// The check of a model-filled file takes the fill's free slots for found where
+/// the reader does not read: there a slot that stores less than its truth and is
+/// not free is caught; where the reader reads, a slot marked free that no capture
+/// reaches is caught; the fill's own slots pass.
+#[test]
+fn the_check_of_a_filled_file_trusts_the_fill_only_outside_the_readers_blocks() {
+    let scratch = Scratch::new("repack-the-check-of-a-filled");
+    let idx = Index::for_rules(rules(4));
+    let tb = Tablebase::open(game4()).unwrap();
+    let s = Sector::moving(4, 3);
+    let file = tb.sector_file(s).unwrap();
+    let truth = file.read_all().unwrap();
+    let mut codes = truth.clone();
+    let (_, _, free) = fill_values_allowing(&tb, s, &mut codes).unwrap();
+    let staged = scratch.join("4-3.mdb");
+    let opts = WriteOptions {
+        value_dont_cares: true,
+        wdl_block: 64,
+        ..WriteOptions::default()
+    };
+    let write = |codes: &[u16]| {
+        write_subspace_with(&staged, &file.header().meta, codes, &opts).unwrap();
+        SubspaceFile::open(&staged, &Default::default()).unwrap()
+    };
+    let f = write(&codes);
+    let stored = f.read_all_partial().unwrap();
+    let lowered = (0..truth.len()).filter(|&i| stored[i] != truth[i]).count();
+    assert!(lowered > 100, "{lowered} slots store less than their truth");
+    check_filled(&tb, s, &f, &truth, &stored, &free, file.path()).unwrap();
+    let blocks = truth.len().div_ceil(64);
+    let (k, l) = s.counts();
+    // A slot no capture reaches, its own twin, neither lost in 0 nor won.
+    let fixed = |i: usize| {
+        let (own, opp) = idx.position(k, l, i as u64);
+        let pos = s.position(own, opp);
+        idx.index(own, opp) == i as u64
+            && truth[i] != Value::Loss(0).code()
+            && Value::from_code(truth[i]).wdl() != Wdl::Win
+            && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
+    };
+    // Outside the reader's blocks, a lowered slot that is not free.
+    let wrong = (0..truth.len())
+        .find(|&i| i / 64 % 8 != 0 && i / 64 + 1 < blocks && fixed(i))
+        .unwrap();
+    let mut bad = stored.clone();
+    bad[wrong] = Value::Loss(0).code();
+    match check_filled(&tb, s, &f, &truth, &bad, &free, file.path()) {
+        Err(RepackError::Differs { slot, .. }) => assert_eq!(slot, wrong as u64),
+        other => panic!("{other:?}"),
+    }
+    // In a block the reader reads, a lowered slot marked free wrongly.
+    let wrong = (8..blocks - 1)
+        .step_by(8)
+        .flat_map(|b| b * 64..(b + 1) * 64)
+        .find(|&i| fixed(i) && !free.contains(i as u64))
+        .unwrap();
+    let freedom: Vec<Freedom> = (0..truth.len() as u64)
+        .map(|i| {
+            if free.contains(i) || i == wrong as u64 {
+                Freedom::AtMost
+            } else {
+                Freedom::Fixed
+            }
+        })
+        .collect();
+    let marked = FreeSlots::of(&freedom);
+    let mut lowered = codes.clone();
+    lowered[wrong] = Value::Loss(0).code();
+    let f = write(&lowered);
+    let stored = f.read_all_partial().unwrap();
+    match check_filled(&tb, s, &f, &truth, &stored, &marked, file.path()) {
+        Err(RepackError::Differs { slot, .. }) => assert_eq!(slot, wrong as u64),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -80,18 +80,24 @@ impl Tablebase {
                     continue;
                 }
                 let target = batch[c.of].1;
-                let value = match (c.at, p) {
+                reached[c.of] = match (c.at, p) {
                     (Some((file, slot)), Some(p)) => {
                         // The ply is worth at most the result its child stores
                         // makes it.
                         if Wdl::of_ply(Some(p.get()?)) < target.wdl() {
                             continue;
                         }
-                        self.value_at(file, slot, &c.pos)?
+                        match worse_child(target) {
+                            // Valued only as far as the bound: a capture search
+                            // of a child with don't-cares stops there.
+                            Some(bound) => self
+                                .value_below_at(file, slot, &c.pos, bound)?
+                                .is_some(),
+                            None => reaches(self.value_at(file, slot, &c.pos)?, target),
+                        }
                     }
-                    _ => self.stored(&c.pos)?,
+                    _ => reaches(self.stored(&c.pos)?, target),
                 };
-                reached[c.of] = value.parent().cmp_goodness(target).is_ge();
             }
         }
         Ok(out)
@@ -142,5 +148,29 @@ impl Tablebase {
                 });
             }
         }
+    }
+}
+
+/// Whether a ply into a child of value `child` is worth `target` or better.
+fn reaches(child: Value, target: Value) -> bool {
+    child.parent().cmp_goodness(target).is_ge()
+}
+
+/// For a decisive `target`, the child values that a ply worth `target` or better
+/// leads into are exactly those worse than the bound returned
+/// ([`Tablebase::value_below_at`]'s question; `None` there: no bound, every
+/// child). `None` for a draw (valued exactly instead).
+///
+/// A ply into `Loss(m)` is worth `Win(m + 1)`, at least `Win(n)` when `m < n`:
+/// the children worse than `Loss(n)`. A ply into `Win(m)` is worth
+/// `Loss(m + 1)`, at least `Loss(n)` when `m > n - 2`, and a ply into a draw or
+/// a loss more: the children worse than `Win(n - 2)` (every child where `n < 2`).
+/// A bound need not be a value a position can have (distances of wins are odd,
+/// of losses even): it is only compared with.
+fn worse_child(target: Value) -> Option<Option<Value>> {
+    match target {
+        Value::Win(n) => Some(Some(Value::Loss(n))),
+        Value::Loss(n) => Some(n.checked_sub(2).map(Value::Win)),
+        Value::Draw => None,
     }
 }

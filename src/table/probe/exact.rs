@@ -149,7 +149,7 @@ impl Tablebase {
     }
 
     /// [`Tablebase::value_below`] of `pos`, whose slot in `file` is `slot`.
-    fn value_below_at(
+    pub(super) fn value_below_at(
         &self,
         file: &SubspaceFile,
         slot: u64,
