@@ -485,9 +485,8 @@ fn the_fill_finds_the_slots_a_capture_reaches() {
             for (slot, &code) in truth.iter().enumerate() {
                 let (own, opp) = idx.position(k, l, slot as u64);
                 let v = Value::from_code(code);
-                let asked = idx.index(own, opp) == slot as u64
-                    && v != Value::Loss(0)
-                    && v != Value::Draw;
+                let asked =
+                    idx.index(own, opp) == slot as u64 && v != Value::Loss(0) && v != Value::Draw;
                 let pos = s.position(own, opp);
                 let reached = asked
                     && pos.legal_plies(r).into_iter().any(|p| {

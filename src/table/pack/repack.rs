@@ -559,7 +559,6 @@ pub fn check_stored(
 /// the blocks the reader reads, every such slot is still searched as the probe
 /// searches it, so the fill's finding is checked there; a slot outside `free`
 /// that stores less than its truth is searched wherever it is.
-#[allow(clippy::too_many_arguments)]
 pub fn check_filled(
     tb: &Tablebase,
     sector: Sector,

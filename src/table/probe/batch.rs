@@ -90,9 +90,9 @@ impl Tablebase {
                         match worse_child(target) {
                             // Valued only as far as the bound: a capture search
                             // of a child with don't-cares stops there.
-                            Some(bound) => self
-                                .value_below_at(file, slot, &c.pos, bound)?
-                                .is_some(),
+                            Some(bound) => {
+                                self.value_below_at(file, slot, &c.pos, bound)?.is_some()
+                            }
                             None => reaches(self.value_at(file, slot, &c.pos)?, target),
                         }
                     }
