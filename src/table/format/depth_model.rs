@@ -58,12 +58,25 @@ pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
 /// Walks the lost slots of block `b` (`trits`: the block's results, 2 = loss) in
 /// slot order: for each, `code(context, reference)` returns its half distance,
 /// which later contexts see.
-fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize, u16) -> u16) {
+fn walk_losses(g: &Geometry, b: usize, trits: &[u8], code: impl FnMut(usize, u16) -> u16) {
+    walk_losses_in(g, b, trits, &mut g.set_table(NONE), code);
+}
+
+/// [`walk_losses`] with `by_set`, a table from [`Geometry::set_table`] of any
+/// contents (a thread's, reused from block to block): the walk reads only
+/// entries it wrote itself.
+fn walk_losses_in(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    by_set: &mut [u16],
+    mut code: impl FnMut(usize, u16) -> u16,
+) {
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
     // The half distances of the class's slots so far by their opponent stones
-    // (NONE where not lost), as in [`Geometry::walk`].
-    let mut by_set = g.set_table(NONE);
+    // (NONE where not lost), as in [`Geometry::walk`]: each slot's entry is
+    // written before a later slot can read it.
     let mut prev = NONE;
     let mut i = 0;
     for class in range.start / g.per_class..range.end / g.per_class {
@@ -160,60 +173,94 @@ fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) ->
     node as u32 - (1 << width)
 }
 
-/// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
-/// block `b`, whose results are `trits`, starting from `model`.
-pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
-    encode::<false>(g, b, trits, halves, model, &mut Vec::new())
+/// What a thread keeps from one block to the next while it codes the depth
+/// blocks of a sector that start from one model (as the WDL model's
+/// [`super::model::Coding`]): a working copy of the model, put back as it was
+/// after each block (the trees of the contexts the block saw, and the escape
+/// trees), the walk's set table, and the contexts and references of the block
+/// coded last.
+pub struct DepthCoding<'m> {
+    start: &'m Model,
+    model: Model,
+    by_set: Vec<u16>,
+    contexts: Vec<(u32, u16)>,
 }
 
-/// [`encode_block`], then the block's bytes decoded again, every lost slot, and
-/// compared with `halves`: `None` if any differs (a fault of the coder). The
-/// decoding walks the contexts and references the coding recorded, which depend
-/// on the results and on the half distances before them only (see
-/// [`super::model::encode_block_checked`]).
-pub fn encode_block_checked(
-    g: &Geometry,
-    b: usize,
-    trits: &[u8],
-    halves: &[u8],
-    model: &Model,
-) -> Option<Vec<u8>> {
-    let mut contexts = Vec::with_capacity(halves.len());
-    let bytes = encode::<true>(g, b, trits, halves, model, &mut contexts);
-    let mut model = model.clone();
-    let mut dec = Decoder::new(&bytes);
-    let same = contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
-        decode_half(&mut model, &mut dec, ctx as usize, r) == Some(h as u16)
-    });
-    same.then_some(bytes)
-}
-
-/// [`encode_block`], recording each lost slot's context and reference in
-/// `contexts` if `RECORD`.
-fn encode<const RECORD: bool>(
-    g: &Geometry,
-    b: usize,
-    trits: &[u8],
-    halves: &[u8],
-    model: &Model,
-    contexts: &mut Vec<(u32, u16)>,
-) -> Vec<u8> {
-    let mut model = model.clone();
-    let mut enc = Encoder::new();
-    let mut next = halves.iter();
-    walk_losses(g, b, trits, |ctx, r| {
-        if RECORD {
-            contexts.push((ctx as u32, r));
+impl<'m> DepthCoding<'m> {
+    /// A thread's coding of the depth blocks of geometry `g` that start from
+    /// `model`.
+    pub fn new(g: &Geometry, model: &'m Model) -> DepthCoding<'m> {
+        DepthCoding {
+            start: model,
+            model: model.clone(),
+            by_set: g.set_table(NONE),
+            contexts: Vec::new(),
         }
-        let h = *next.next().expect("a half distance per lost slot") as u16;
-        bits_of(ctx, r, h, |node, bit| {
-            let p = model.adapt(node, bit);
-            enc.bit(p, bit);
+    }
+
+    /// Puts back the working model's nodes of the contexts recorded, and the
+    /// escape trees.
+    fn restore(&mut self) {
+        for &(ctx, _) in &self.contexts {
+            let at = ctx as usize * NEAR;
+            self.model.nodes[at..at + NEAR].copy_from_slice(&self.start.nodes[at..at + NEAR]);
+        }
+        self.model.nodes[ESCAPE_BASE..].copy_from_slice(&self.start.nodes[ESCAPE_BASE..]);
+        debug_assert!(self.model.nodes == self.start.nodes);
+    }
+
+    /// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost
+    /// slots of block `b`, whose results are `trits`.
+    pub fn encode(&mut self, g: &Geometry, b: usize, trits: &[u8], halves: &[u8]) -> Vec<u8> {
+        let model = &mut self.model;
+        let contexts = &mut self.contexts;
+        contexts.clear();
+        let mut enc = Encoder::new();
+        let mut next = halves.iter();
+        walk_losses_in(g, b, trits, &mut self.by_set, |ctx, r| {
+            contexts.push((ctx as u32, r));
+            let h = *next.next().expect("a half distance per lost slot") as u16;
+            bits_of(ctx, r, h, |node, bit| {
+                let p = model.adapt(node, bit);
+                enc.bit(p, bit);
+            });
+            h
         });
-        h
-    });
-    debug_assert!(next.next().is_none());
-    enc.finish()
+        debug_assert!(next.next().is_none());
+        self.restore();
+        enc.finish()
+    }
+
+    /// [`DepthCoding::encode`], then the block's bytes decoded again, every
+    /// lost slot, and compared with `halves`: `None` if any differs (a fault of
+    /// the coder). The decoding walks the contexts and references the coding
+    /// recorded, which depend on the results and on the half distances before
+    /// them only (as the WDL model's checked coding).
+    pub fn encode_checked(
+        &mut self,
+        g: &Geometry,
+        b: usize,
+        trits: &[u8],
+        halves: &[u8],
+    ) -> Option<Vec<u8>> {
+        let bytes = self.encode(g, b, trits, halves);
+        let mut dec = Decoder::new(&bytes);
+        let model = &mut self.model;
+        let same =
+            self.contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
+                decode_half(model, &mut dec, ctx as usize, r) == Some(h as u16)
+            });
+        self.restore();
+        same.then_some(bytes)
+    }
+}
+
+/// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
+/// block `b`, whose results are `trits`, starting from `model`. (A thread coding
+/// many blocks keeps a [`DepthCoding`] instead.)
+#[cfg(test)]
+pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
+    DepthCoding::new(g, model).encode(g, b, trits, halves)
 }
 
 /// Decodes the half distance of a lost slot of context `ctx` and reference `r`
@@ -264,6 +311,7 @@ pub fn count_prior(
     // One table of counts per batch of blocks a thread takes, not per block.
     let counts = (0..g.blocks())
         .into_par_iter()
+        .with_min_len(g.prior_batch())
         .fold(
             || vec![[0u32; 2]; NODES],
             |mut counts, b| {
@@ -344,7 +392,11 @@ mod tests {
         let model = Model::from_prior(&prior);
         let mut bytes = 0;
         let mut lost = 0;
-        for b in 0..g.blocks() {
+        // One thread's coding of every block, in reverse order: each block as if
+        // coded first.
+        let mut coding = DepthCoding::new(&g, &model);
+        assert!(g.blocks() > 1);
+        for b in (0..g.blocks()).rev() {
             let r = g.block_range(b);
             let r = r.start as usize..r.end as usize;
             let t = &trits[r.clone()];
@@ -353,10 +405,8 @@ mod tests {
                 .map(|s| halves[s] as u8)
                 .collect();
             let coded = encode_block(&g, b, t, &h, &model);
-            assert_eq!(
-                encode_block_checked(&g, b, t, &h, &model).as_ref(),
-                Some(&coded)
-            );
+            assert_eq!(coding.encode_checked(&g, b, t, &h).as_ref(), Some(&coded));
+            assert!(coding.model.nodes == model.nodes);
             bytes += coded.len();
             lost += h.len();
             assert_eq!(decode_block(&g, b, t, &coded, &model), Some(h));
