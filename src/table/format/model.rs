@@ -44,8 +44,22 @@ const PREV: usize = 4;
 /// Values of the jump context: the earlier jump neighbours' draws, wins and
 /// losses, each in 4 buckets ([`JUMP_BUCKET`]).
 const JUMP_CONTEXTS: usize = 64;
+/// Values of a slot's **position context**, the part of its context that
+/// depends on the position alone: the closable mills and the mobility of
+/// either side.
+const POSITIONS: usize = CLOSABLE * CLOSABLE * MOBILITY * MOBILITY;
 /// Number of contexts.
-pub const CONTEXTS: usize = NEIGHBOURS * CLOSABLE * CLOSABLE * MOBILITY * MOBILITY * PREV;
+pub const CONTEXTS: usize = NEIGHBOURS * POSITIONS * PREV;
+
+/// The position context of context `ctx` (as [`Geometry::walk`] gives it).
+pub(super) fn position_of(ctx: usize) -> u16 {
+    (ctx / PREV % POSITIONS) as u16
+}
+
+/// The opponent's closable mills (up to 3) of position context `position`.
+pub(super) fn opp_closable_of(position: u16) -> usize {
+    position as usize / (MOBILITY * MOBILITY) % CLOSABLE
+}
 /// Binary decisions per context: decisive or not, then loss or not.
 pub(super) const NODES: usize = 2 * CONTEXTS;
 /// Jump neighbour counts' buckets: 0, 1, 2-4, 5 and more.
@@ -160,6 +174,40 @@ impl Geometry {
         b: usize,
         trits: &mut [u8],
         by_set: &mut [u8],
+        code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
+        let context = |packed, c: &Class, by_set: &[u8], _| self.context(packed, c, by_set);
+        self.walk_with::<JUMPS>(b, trits, by_set, context, code);
+    }
+
+    /// [`Geometry::walk_in`] where the **position context** of each slot of the
+    /// block is known, `positions[i]` for slot `i` (as [`count_prior`] finds it,
+    /// [`position_of`] its context): only the part that depends on the results
+    /// before it is computed.
+    pub(super) fn walk_positioned(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        by_set: &mut [u8],
+        positions: &[u16],
+        code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
+        debug_assert_eq!(positions.len(), trits.len());
+        let context = |packed, c: &Class, by_set: &[u8], i: usize| {
+            c.neighbours(packed, by_set) * POSITIONS + positions[i] as usize
+        };
+        self.walk_with::<true>(b, trits, by_set, context, code);
+    }
+
+    /// The walk of [`Geometry::walk_in`], each slot's context but the previous
+    /// result's `context(packed, class, by_set, i)`.
+    #[inline]
+    fn walk_with<const JUMPS: bool>(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        by_set: &mut [u8],
+        context: impl Fn(Bits, &Class, &[u8], usize) -> usize,
         mut code: impl FnMut(usize, usize, usize) -> u8,
     ) {
         let range = self.block_range(b);
@@ -175,7 +223,7 @@ impl Geometry {
             let c = self.class(class);
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
-                let ctx = self.context(packed, &c, by_set) * PREV + prev;
+                let ctx = context(packed, &c, by_set, i) * PREV + prev;
                 let jumps = if JUMPS {
                     c.earlier_jumps(packed, by_set)
                 } else {
@@ -191,6 +239,20 @@ impl Geometry {
                 }
             }
         }
+    }
+
+    /// The position contexts of block `b`'s slots, found by a walk of their own
+    /// (as [`count_prior`] finds them while it counts).
+    #[cfg(test)]
+    pub(super) fn positions(&self, b: usize) -> Vec<u16> {
+        let range = self.block_range(b);
+        let mut trits = vec![0u8; (range.end - range.start) as usize];
+        let mut positions = Vec::with_capacity(trits.len());
+        self.walk::<false>(b, &mut trits, |i, ctx, _| {
+            positions.push(position_of(ctx));
+            (i % 3) as u8
+        });
+        positions
     }
 
     /// The fewest blocks a thread counts into one table when it counts a prior:
@@ -369,6 +431,28 @@ impl Class {
             opp_mills: opp_mills.iter().map(|&m| packed(m)).collect(),
             any_opp,
         }
+    }
+
+    /// The neighbour context of the slot whose opponent stones are `packed`
+    /// (as in [`Geometry::context`]): its earlier neighbours' results, `9 w + 3
+    /// d + l`, each counted up to 2; `by_set` the results of the class's
+    /// earlier slots.
+    #[inline]
+    fn neighbours(&self, packed: Bits, by_set: &[u8]) -> usize {
+        let mut near = 0u32;
+        let mut stones = packed;
+        while stones != 0 {
+            let a = stones.trailing_zeros();
+            stones &= stones - 1;
+            let mut to = self.points[a as usize].lower & !packed;
+            while to != 0 {
+                let b = to.trailing_zeros();
+                to &= to - 1;
+                near += RESULT_UNIT[by_set[(packed ^ (1 << a) ^ (1 << b)) as usize] as usize & 3];
+            }
+        }
+        let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
+        9 * count(1) + 3 * count(0) + count(2)
     }
 
     /// Calls `f(set)` with each **earlier neighbour** of the slot whose opponent
@@ -632,12 +716,14 @@ impl<'m> Coding<'m> {
     /// `allowed[i]` set (a don't-care allows several): the allowed trit the
     /// model finds likeliest there, so that a free slot costs little and
     /// teaches the model what its neighbours look like. Returns the block's
-    /// bytes and the stored trits.
+    /// bytes and the stored trits. `positions`: the block's slots' position
+    /// contexts ([`count_prior`]).
     pub fn encode_choosing(
         &mut self,
         g: &Geometry,
         b: usize,
         allowed: &[u8],
+        positions: &[u16],
     ) -> (Vec<u8>, Vec<u8>) {
         let mut coder = WdlCoder {
             model: &mut self.model,
@@ -647,20 +733,26 @@ impl<'m> Coding<'m> {
         contexts.clear();
         let mut enc = Encoder::new();
         let mut stored = vec![0u8; allowed.len()];
-        g.walk_in::<true>(b, &mut stored, &mut self.by_set, |i, ctx, jumps| {
-            contexts.push((ctx as u32) << 6 | jumps as u32);
-            // The two nodes' model entries and refiner rows are apart, so learning
-            // the first bit leaves the second's probability as it was read here.
-            let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
-            let t = WdlCoder::likeliest(first.p, second.p, allowed[i]);
-            enc.bit(first.p, t != 0);
-            coder.learn(ctx, 0, first, t != 0);
-            if t != 0 {
-                enc.bit(second.p, t == 2);
-                coder.learn(ctx, 1, second, t == 2);
-            }
-            t
-        });
+        g.walk_positioned(
+            b,
+            &mut stored,
+            &mut self.by_set,
+            positions,
+            |i, ctx, jumps| {
+                contexts.push((ctx as u32) << 6 | jumps as u32);
+                // The two nodes' model entries and refiner rows are apart, so learning
+                // the first bit leaves the second's probability as it was read here.
+                let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
+                let t = WdlCoder::likeliest(first.p, second.p, allowed[i]);
+                enc.bit(first.p, t != 0);
+                coder.learn(ctx, 0, first, t != 0);
+                if t != 0 {
+                    enc.bit(second.p, t == 2);
+                    coder.learn(ctx, 1, second, t == 2);
+                }
+                t
+            },
+        );
         self.restore();
         (enc.finish(), stored)
     }
@@ -678,8 +770,9 @@ impl<'m> Coding<'m> {
         g: &Geometry,
         b: usize,
         allowed: &[u8],
+        positions: &[u16],
     ) -> Option<(Vec<u8>, Vec<u8>)> {
-        let (bytes, stored) = self.encode_choosing(g, b, allowed);
+        let (bytes, stored) = self.encode_choosing(g, b, allowed, positions);
         let mut coder = WdlCoder {
             model: &mut self.model,
             refiner: Refiner::new(),
@@ -712,7 +805,7 @@ pub fn encode_block_choosing(
     allowed: &[u8],
     model: &Model,
 ) -> (Vec<u8>, Vec<u8>) {
-    Coding::new(g, model).encode_choosing(g, b, allowed)
+    Coding::new(g, model).encode_choosing(g, b, allowed, &g.positions(b))
 }
 
 /// Decodes block `b` from `src`, starting from `model`: its trits, one per slot.
@@ -732,22 +825,28 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
 }
 
 /// The prior of a sector whose trits are `trit(slot)`: each node's probability of a
-/// 0 bit over every block of the sector, 0 where a context was never seen.
-pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
+/// 0 bit over every block of the sector, 0 where a context was never seen; and
+/// each slot's position context (2 bytes a slot), which the coding of the
+/// blocks ([`Coding`]) and the depth model's walk take instead of computing it
+/// again.
+pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> (Vec<u16>, Vec<u16>) {
     use rayon::prelude::*;
+    let mut positions = vec![0u16; g.size() as usize];
     // One table of counts (and one set table) per batch of blocks a thread
     // takes, not per block: a table holds a count for each of the 2^18 nodes,
     // where a block has some 2^15 slots.
-    let counts = (0..g.blocks())
-        .into_par_iter()
+    let counts = positions
+        .par_chunks_mut(g.block_slots() as usize)
+        .enumerate()
         .with_min_len(g.prior_batch())
         .fold(
             || (vec![[0u32; 2]; NODES], g.set_table(0u8)),
-            |(mut counts, mut by_set), b| {
+            |(mut counts, mut by_set), (b, positions)| {
                 let range = g.block_range(b);
                 let truth: Vec<u8> = range.clone().map(&trit).collect();
                 let mut seen = vec![0u8; truth.len()];
                 g.walk_in::<false>(b, &mut seen, &mut by_set, |i, ctx, _| {
+                    positions[i] = position_of(ctx);
                     let t = truth[i];
                     counts[2 * ctx][(t != 0) as usize] += 1;
                     if t != 0 {
@@ -769,7 +868,7 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
                 a
             },
         );
-    prior_of_counts(&counts)
+    (prior_of_counts(&counts), positions)
 }
 
 #[cfg(test)]
@@ -790,7 +889,7 @@ mod tests {
             let g = Geometry::new(rules, k, l, hands);
             let mut rng = SplitMix(k as u64 * 7 + l as u64);
             let trits: Vec<u8> = (0..g.size()).map(|_| (rng.next_u64() % 3) as u8).collect();
-            let prior = count_prior(&g, |s| trits[s as usize]);
+            let (prior, _) = count_prior(&g, |s| trits[s as usize]);
             let model = Model::from_prior(&prior);
             for b in 0..g.blocks() {
                 let r = g.block_range(b);
@@ -810,7 +909,7 @@ mod tests {
         let allowed: Vec<u8> = (0..g.size())
             .map(|_| [1, 2, 4, 3, 6, 7][(rng.next_u64() % 6) as usize])
             .collect();
-        let prior = count_prior(&g, |s| allowed[s as usize].trailing_zeros() as u8);
+        let (prior, positions) = count_prior(&g, |s| allowed[s as usize].trailing_zeros() as u8);
         let model = Model::from_prior(&prior);
         // One thread's coding of every block, in reverse order: each block as if
         // coded first.
@@ -819,7 +918,9 @@ mod tests {
         for b in (0..g.blocks()).rev() {
             let r = g.block_range(b);
             let a = &allowed[r.start as usize..r.end as usize];
-            let (bytes, stored) = coding.encode_checked(&g, b, a).unwrap();
+            let p = &positions[r.start as usize..r.end as usize];
+            assert_eq!(p, g.positions(b));
+            let (bytes, stored) = coding.encode_checked(&g, b, a, p).unwrap();
             assert!(coding.model.nodes == model.nodes);
             assert_eq!(
                 (bytes.clone(), stored.clone()),
@@ -844,7 +945,7 @@ mod tests {
                 _ => (s % 7 == 0) as u8,
             })
             .collect();
-        let prior = count_prior(&g, |s| trits[s as usize]);
+        let (prior, _) = count_prior(&g, |s| trits[s as usize]);
         let prior = load_prior_of(&store_prior(&prior).unwrap(), NODES).unwrap();
         let model = Model::from_prior(&prior);
         let mut bytes = 0;

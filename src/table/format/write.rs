@@ -356,12 +356,17 @@ fn encode_subspace(
     };
     let pack = |c: &[u16], out: &mut Vec<u8>| pack_wdl(c, packing, out);
     let mut stored = None;
+    // The WDL model's position contexts, kept for the depth model's walks.
+    let mut positions = None;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
         // The model where it is no larger than zstd's blocks (with a choice,
         // they hold `codes`' fill, which is allowed too); else those behind an
         // empty prior. zstd's blocks are compressed only until they reach the
         // model's size.
-        let (g, model, per, chosen) = model_blocks(path, meta, codes, allowed, checked)?;
+        let (g, model, per, chosen, p) = model_blocks(path, meta, codes, allowed, checked)?;
+        if opts.depth_model && !opts.wdl_only {
+            positions = Some(p);
+        }
         let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
         let guess = guess_sizes(
             &g,
@@ -410,7 +415,7 @@ fn encode_subspace(
             // The model where it is no larger than zstd's blocks behind an empty
             // prior; else those. zstd's blocks are compressed only until they
             // reach the model's size.
-            let (g, model, per) = depth_model_blocks(path, meta, codes, checked)?;
+            let (g, model, per) = depth_model_blocks(path, meta, codes, checked, positions)?;
             let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
             let n = blocks_of(opts.depth_block) as usize;
             let guess = guess_sizes(&g, &model, opts.depth_block, n);
@@ -569,15 +574,17 @@ fn model_geometry(
     Ok(g)
 }
 
-/// The geometry of a model-coded section, its blocks, its slots per block, and
-/// (from a checked coding of the WDL section) the trit each slot stores.
-type ModelBlocks = (Geometry, Vec<Vec<u8>>, u32, Option<Vec<u8>>);
+/// The geometry of a model-coded section, its blocks, its slots per block,
+/// (from a checked coding of the WDL section) the trit each slot stores, and
+/// each slot's position context (see [`count_prior`]).
+type ModelBlocks = (Geometry, Vec<Vec<u8>>, u32, Option<Vec<u8>>, Vec<u16>);
 
 /// The geometry of `meta`'s sector; the blocks of a model-coded WDL section of
 /// `codes` ([`Encoding::Model`]): the stored prior, then each block of whole
 /// classes coded in parallel (with `allowed`, the model's choice among each
-/// slot's allowed results); the section's slots per block; and with `checked` and `allowed`, the trit each
-/// slot stores, every block decoded in memory and compared with it.
+/// slot's allowed results); the section's slots per block; with `checked` and
+/// `allowed`, the trit each slot stores, every block decoded in memory and
+/// compared with it; and each slot's position context.
 fn model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
@@ -586,7 +593,7 @@ fn model_blocks(
     checked: bool,
 ) -> Result<ModelBlocks, FormatError> {
     let g = model_geometry(path, meta, codes)?;
-    let prior = count_prior(&g, |s| trit(codes[s as usize]));
+    let (prior, positions) = count_prior(&g, |s| trit(codes[s as usize]));
     let model = Model::from_prior(&prior);
     let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
     if let (true, Some(allowed)) = (checked, allowed) {
@@ -604,7 +611,8 @@ fn model_blocks(
                 || Coding::new(&g, &model),
                 |coding, b| {
                     let r = g.block_range(b);
-                    coding.encode_checked(&g, b, &allowed[r.start as usize..r.end as usize])
+                    let r = r.start as usize..r.end as usize;
+                    coding.encode_checked(&g, b, &allowed[r.clone()], &positions[r])
                 },
             )
             .collect();
@@ -616,7 +624,7 @@ fn model_blocks(
             blocks.push(bytes);
             stored.extend_from_slice(&trits);
         }
-        return Ok((g, blocks, g.block_slots() as u32, Some(stored)));
+        return Ok((g, blocks, g.block_slots() as u32, Some(stored), positions));
     }
     let mut blocks = vec![stored_prior];
     blocks.par_extend((0..g.blocks()).into_par_iter().map_init(
@@ -624,16 +632,17 @@ fn model_blocks(
         |coding, b| {
             let r = g.block_range(b);
             let r = r.start as usize..r.end as usize;
+            let p = &positions[r.clone()];
             match allowed {
-                Some(a) => coding.encode_choosing(&g, b, &a[r]).0,
+                Some(a) => coding.encode_choosing(&g, b, &a[r], p).0,
                 None => {
                     let sure: Vec<u8> = codes[r].iter().map(|&c| 1 << trit(c)).collect();
-                    coding.encode_choosing(&g, b, &sure).0
+                    coding.encode_choosing(&g, b, &sure, p).0
                 }
             }
         },
     ));
-    Ok((g, blocks, g.block_slots() as u32, None))
+    Ok((g, blocks, g.block_slots() as u32, None, positions))
 }
 
 /// The error of a model-coded block (or prior) that does not decode to what
@@ -646,17 +655,23 @@ fn coder_fault(path: &Path, what: &str) -> FormatError {
 /// of `codes` with loss-only entries ([`Encoding::DepthModel`]): the stored
 /// prior, then each block of whole classes coded in parallel (with `checked`,
 /// each decoded in memory and compared with what it codes); and the section's
-/// slots per block. The half distances must fit
-/// the model ([`depth_model::MAX_HALF`]).
+/// slots per block. The half distances must fit the model
+/// ([`depth_model::MAX_HALF`]). `positions`: each slot's position context, from
+/// the WDL model's prior ([`count_prior`]), or computed here.
 fn depth_model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
     checked: bool,
+    positions: Option<Vec<u16>>,
 ) -> Result<(Geometry, Vec<Vec<u8>>, u32), FormatError> {
     let g = model_geometry(path, meta, codes)?;
     let lost = |s: u64| trit(codes[s as usize]);
-    let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]));
+    let positions = match positions {
+        Some(p) => p,
+        None => count_prior(&g, lost).1,
+    };
+    let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]), Some(&positions));
     let model = Model::from_prior(&prior);
     let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
     if checked
@@ -673,7 +688,8 @@ fn depth_model_blocks(
             || DepthCoding::new(&g, &model),
             |coding, b| {
                 let r = g.block_range(b);
-                let block = &codes[r.start as usize..r.end as usize];
+                let r = r.start as usize..r.end as usize;
+                let (block, p) = (&codes[r.clone()], &positions[r]);
                 let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
                 let halves: Vec<u8> = block
                     .iter()
@@ -681,9 +697,9 @@ fn depth_model_blocks(
                     .map(|&c| half(c) as u8)
                     .collect();
                 if checked {
-                    coding.encode_checked(&g, b, &trits, &halves)
+                    coding.encode_checked(&g, b, &trits, &halves, p)
                 } else {
-                    Some(coding.encode(&g, b, &trits, &halves))
+                    Some(coding.encode(&g, b, &trits, &halves, p))
                 }
             },
         )
