@@ -741,12 +741,20 @@ impl<'m> Coding<'m> {
             |i, ctx, jumps| {
                 contexts.push((ctx as u32) << 6 | jumps as u32);
                 // The two nodes' model entries and refiner rows are apart, so learning
-                // the first bit leaves the second's probability as it was read here.
-                let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
-                let t = WdlCoder::likeliest(first.p, second.p, allowed[i]);
+                // the first bit leaves the second's probability as it was before: a
+                // slot with one allowed trit reads it only if it codes it.
+                let a = allowed[i];
+                let first = coder.p(ctx, jumps, 0);
+                let (t, second) = if a.is_power_of_two() {
+                    (a.trailing_zeros() as u8, None)
+                } else {
+                    let second = coder.p(ctx, jumps, 1);
+                    (WdlCoder::likeliest(first.p, second.p, a), Some(second))
+                };
                 enc.bit(first.p, t != 0);
                 coder.learn(ctx, 0, first, t != 0);
                 if t != 0 {
+                    let second = second.unwrap_or_else(|| coder.p(ctx, jumps, 1));
                     enc.bit(second.p, t == 2);
                     coder.learn(ctx, 1, second, t == 2);
                 }
