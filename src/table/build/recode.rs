@@ -19,9 +19,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 /// Bytes of memory a recode of a file of `slots` slots holds, about: the true
-/// codes, the codes filled, what the model may choose, and the codes read back.
+/// codes, the codes filled, what the model may choose, the codes read back, and
+/// each slot's position context (2 bytes) the model coding keeps.
 pub(crate) fn recode_memory(slots: u64) -> u64 {
-    slots * 8
+    slots * 10
 }
 
 /// What the recoding thread shares with the build.

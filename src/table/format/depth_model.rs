@@ -21,7 +21,8 @@
 //! model.
 
 use super::coder::{Decoder, Encoder, Model, prior_of_counts};
-use super::model::Geometry;
+use super::model::{Class, Geometry, opp_closable_of};
+use crate::rules::Bits;
 use crate::table::index::{first_subset, next_subset};
 
 /// No half distance (a slot not lost, or not decoded yet).
@@ -58,12 +59,28 @@ pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
 /// Walks the lost slots of block `b` (`trits`: the block's results, 2 = loss) in
 /// slot order: for each, `code(context, reference)` returns its half distance,
 /// which later contexts see.
-fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize, u16) -> u16) {
+fn walk_losses(g: &Geometry, b: usize, trits: &[u8], code: impl FnMut(usize, u16) -> u16) {
+    let closable = |c: &Class, packed, _| c.opp_closable(packed, &c.tally(packed));
+    walk_losses_in(g, b, trits, &mut g.set_table(NONE), closable, code);
+}
+
+/// [`walk_losses`] with `by_set`, a table from [`Geometry::set_table`] of any
+/// contents (a thread's, reused from block to block): the walk reads only
+/// entries it wrote itself; and `closable(class, packed, i)` the opponent's
+/// closable mills of slot `i`.
+fn walk_losses_in(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    by_set: &mut [u16],
+    closable: impl Fn(&Class, Bits, usize) -> usize,
+    mut code: impl FnMut(usize, u16) -> u16,
+) {
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
     // The half distances of the class's slots so far by their opponent stones
-    // (NONE where not lost), as in [`Geometry::walk`].
-    let mut by_set = g.set_table(NONE);
+    // (NONE where not lost), as in [`Geometry::walk`]: each slot's entry is
+    // written before a later slot can read it.
     let mut prev = NONE;
     let mut i = 0;
     for class in range.start / g.per_class..range.end / g.per_class {
@@ -86,7 +103,7 @@ fn walk_losses(g: &Geometry, b: usize, trits: &[u8], mut code: impl FnMut(usize,
                     (0, _) => (BUCKETS - 2, prev, 0),
                     _ => (max.min(63) as usize, max, (max - min).min(7) as usize),
                 };
-                let closable = c.opp_closable(packed, &c.tally(packed));
+                let closable = closable(&c, packed, i);
                 let ctx = ((bucket * SPREAD + spread) * COUNT + count.min(COUNT - 1)) * CLOSABLE
                     + closable;
                 let h = code(ctx, reference);
@@ -160,60 +177,104 @@ fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) ->
     node as u32 - (1 << width)
 }
 
-/// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
-/// block `b`, whose results are `trits`, starting from `model`.
-pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
-    encode::<false>(g, b, trits, halves, model, &mut Vec::new())
+/// What a thread keeps from one block to the next while it codes the depth
+/// blocks of a sector that start from one model (as the WDL model's
+/// [`super::model::Coding`]): a working copy of the model, put back as it was
+/// after each block (the trees of the contexts the block saw, and the escape
+/// trees), the walk's set table, and the contexts and references of the block
+/// coded last.
+pub struct DepthCoding<'m> {
+    start: &'m Model,
+    model: Model,
+    by_set: Vec<u16>,
+    contexts: Vec<(u32, u16)>,
 }
 
-/// [`encode_block`], then the block's bytes decoded again, every lost slot, and
-/// compared with `halves`: `None` if any differs (a fault of the coder). The
-/// decoding walks the contexts and references the coding recorded, which depend
-/// on the results and on the half distances before them only (see
-/// [`super::model::encode_block_checked`]).
-pub fn encode_block_checked(
-    g: &Geometry,
-    b: usize,
-    trits: &[u8],
-    halves: &[u8],
-    model: &Model,
-) -> Option<Vec<u8>> {
-    let mut contexts = Vec::with_capacity(halves.len());
-    let bytes = encode::<true>(g, b, trits, halves, model, &mut contexts);
-    let mut model = model.clone();
-    let mut dec = Decoder::new(&bytes);
-    let same = contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
-        decode_half(&mut model, &mut dec, ctx as usize, r) == Some(h as u16)
-    });
-    same.then_some(bytes)
-}
-
-/// [`encode_block`], recording each lost slot's context and reference in
-/// `contexts` if `RECORD`.
-fn encode<const RECORD: bool>(
-    g: &Geometry,
-    b: usize,
-    trits: &[u8],
-    halves: &[u8],
-    model: &Model,
-    contexts: &mut Vec<(u32, u16)>,
-) -> Vec<u8> {
-    let mut model = model.clone();
-    let mut enc = Encoder::new();
-    let mut next = halves.iter();
-    walk_losses(g, b, trits, |ctx, r| {
-        if RECORD {
-            contexts.push((ctx as u32, r));
+impl<'m> DepthCoding<'m> {
+    /// A thread's coding of the depth blocks of geometry `g` that start from
+    /// `model`.
+    pub fn new(g: &Geometry, model: &'m Model) -> DepthCoding<'m> {
+        DepthCoding {
+            start: model,
+            model: model.clone(),
+            by_set: g.set_table(NONE),
+            contexts: Vec::new(),
         }
-        let h = *next.next().expect("a half distance per lost slot") as u16;
-        bits_of(ctx, r, h, |node, bit| {
-            let p = model.adapt(node, bit);
-            enc.bit(p, bit);
+    }
+
+    /// Puts back the working model's nodes of the contexts recorded, and the
+    /// escape trees.
+    fn restore(&mut self) {
+        for &(ctx, _) in &self.contexts {
+            let at = ctx as usize * NEAR;
+            self.model.nodes[at..at + NEAR].copy_from_slice(&self.start.nodes[at..at + NEAR]);
+        }
+        self.model.nodes[ESCAPE_BASE..].copy_from_slice(&self.start.nodes[ESCAPE_BASE..]);
+        debug_assert!(self.model.nodes == self.start.nodes);
+    }
+
+    /// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost
+    /// slots of block `b`, whose results are `trits` and position contexts
+    /// `positions` ([`super::model::count_prior`]).
+    pub fn encode(
+        &mut self,
+        g: &Geometry,
+        b: usize,
+        trits: &[u8],
+        halves: &[u8],
+        positions: &[u16],
+    ) -> Vec<u8> {
+        let model = &mut self.model;
+        let contexts = &mut self.contexts;
+        contexts.clear();
+        let mut enc = Encoder::new();
+        let mut next = halves.iter();
+        let closable = |_: &Class, _, i: usize| opp_closable_of(positions[i]);
+        walk_losses_in(g, b, trits, &mut self.by_set, closable, |ctx, r| {
+            contexts.push((ctx as u32, r));
+            let h = *next.next().expect("a half distance per lost slot") as u16;
+            bits_of(ctx, r, h, |node, bit| {
+                let p = model.adapt(node, bit);
+                enc.bit(p, bit);
+            });
+            h
         });
-        h
-    });
-    debug_assert!(next.next().is_none());
-    enc.finish()
+        debug_assert!(next.next().is_none());
+        self.restore();
+        enc.finish()
+    }
+
+    /// [`DepthCoding::encode`], then the block's bytes decoded again, every
+    /// lost slot, and compared with `halves`: `None` if any differs (a fault of
+    /// the coder). The decoding walks the contexts and references the coding
+    /// recorded, which depend on the results and on the half distances before
+    /// them only (as the WDL model's checked coding).
+    pub fn encode_checked(
+        &mut self,
+        g: &Geometry,
+        b: usize,
+        trits: &[u8],
+        halves: &[u8],
+        positions: &[u16],
+    ) -> Option<Vec<u8>> {
+        let bytes = self.encode(g, b, trits, halves, positions);
+        let mut dec = Decoder::new(&bytes);
+        let model = &mut self.model;
+        let same =
+            self.contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
+                decode_half(model, &mut dec, ctx as usize, r) == Some(h as u16)
+            });
+        self.restore();
+        same.then_some(bytes)
+    }
+}
+
+/// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
+/// block `b`, whose results are `trits`, starting from `model`. (A thread coding
+/// many blocks keeps a [`DepthCoding`] instead.)
+#[cfg(test)]
+pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
+    DepthCoding::new(g, model).encode(g, b, trits, halves, &g.positions(b))
 }
 
 /// Decodes the half distance of a lost slot of context `ctx` and reference `r`
@@ -254,30 +315,47 @@ pub fn decode_block(
 
 /// The prior of a sector whose results are `trit(slot)` and lost slots' half
 /// distances `half(slot)` (at most [`MAX_HALF`]): each node's probability of a 0
-/// bit over every block, 0 where a node was never used.
+/// bit over every block, 0 where a node was never used. `positions`: each
+/// slot's position context if known ([`super::model::count_prior`]).
 pub fn count_prior(
     g: &Geometry,
     trit: impl Fn(u64) -> u8 + Sync,
     half: impl Fn(u64) -> u16 + Sync,
+    positions: Option<&[u16]>,
 ) -> Vec<u16> {
     use rayon::prelude::*;
-    // One table of counts per batch of blocks a thread takes, not per block.
+    // One table of counts (and one set table) per batch of blocks a thread
+    // takes, not per block.
     let counts = (0..g.blocks())
         .into_par_iter()
+        .with_min_len(g.prior_batch())
         .fold(
-            || vec![[0u32; 2]; NODES],
-            |mut counts, b| {
+            || (vec![[0u32; 2]; NODES], g.set_table(NONE)),
+            |(mut counts, mut by_set), b| {
                 let range = g.block_range(b);
                 let trits: Vec<u8> = range.clone().map(&trit).collect();
-                let mut lost = range.filter(|&s| trit(s) == 2).map(&half);
-                walk_losses(g, b, &trits, |ctx, r| {
+                let mut lost = range.clone().filter(|&s| trit(s) == 2).map(&half);
+                let code = |ctx, r| {
                     let h = lost.next().expect("a half distance per lost slot");
                     bits_of(ctx, r, h, |node, bit| counts[node][bit as usize] += 1);
                     h
-                });
-                counts
+                };
+                match positions {
+                    Some(p) => {
+                        let p = &p[range.start as usize..range.end as usize];
+                        let closable = |_: &Class, _, i: usize| opp_closable_of(p[i]);
+                        walk_losses_in(g, b, &trits, &mut by_set, closable, code);
+                    }
+                    None => {
+                        let closable =
+                            |c: &Class, packed, _| c.opp_closable(packed, &c.tally(packed));
+                        walk_losses_in(g, b, &trits, &mut by_set, closable, code);
+                    }
+                }
+                (counts, by_set)
             },
         )
+        .map(|(counts, _)| counts)
         .reduce(
             || vec![[0u32; 2]; NODES],
             |mut a, b| {
@@ -339,24 +417,41 @@ mod tests {
                 _ => 10 + (s % 3) as u16,
             })
             .collect();
-        let prior = count_prior(&g, |s| trits[s as usize], |s| halves[s as usize]);
+        let prior = count_prior(&g, |s| trits[s as usize], |s| halves[s as usize], None);
+        let (_, positions) = super::super::model::count_prior(&g, |s| trits[s as usize]);
+        assert_eq!(
+            count_prior(
+                &g,
+                |s| trits[s as usize],
+                |s| halves[s as usize],
+                Some(&positions)
+            ),
+            prior
+        );
         assert_eq!(prior.len(), NODES);
         let model = Model::from_prior(&prior);
         let mut bytes = 0;
         let mut lost = 0;
-        for b in 0..g.blocks() {
+        // One thread's coding of every block, in reverse order: each block as if
+        // coded first.
+        let mut coding = DepthCoding::new(&g, &model);
+        assert!(g.blocks() > 1);
+        for b in (0..g.blocks()).rev() {
             let r = g.block_range(b);
             let r = r.start as usize..r.end as usize;
             let t = &trits[r.clone()];
             let h: Vec<u8> = r
+                .clone()
                 .filter(|&s| trits[s] == 2)
                 .map(|s| halves[s] as u8)
                 .collect();
             let coded = encode_block(&g, b, t, &h, &model);
+            let p = &positions[r.clone()];
             assert_eq!(
-                encode_block_checked(&g, b, t, &h, &model).as_ref(),
+                coding.encode_checked(&g, b, t, &h, p).as_ref(),
                 Some(&coded)
             );
+            assert!(coding.model.nodes == model.nodes);
             bytes += coded.len();
             lost += h.len();
             assert_eq!(decode_block(&g, b, t, &coded, &model), Some(h));
@@ -370,7 +465,7 @@ mod tests {
         let rules = Rules::with_stones(4);
         let g = Geometry::new(rules, 2, 3, [0, 0]);
         let trits = vec![1u8; g.block_range(0).count()];
-        let model = Model::from_prior(&count_prior(&g, |_| 1, |_| 0));
+        let model = Model::from_prior(&count_prior(&g, |_| 1, |_| 0, None));
         let coded = encode_block(&g, 0, &trits, &[], &model);
         assert_eq!(decode_block(&g, 0, &trits, &coded, &model), Some(vec![]));
     }

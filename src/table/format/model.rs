@@ -44,8 +44,22 @@ const PREV: usize = 4;
 /// Values of the jump context: the earlier jump neighbours' draws, wins and
 /// losses, each in 4 buckets ([`JUMP_BUCKET`]).
 const JUMP_CONTEXTS: usize = 64;
+/// Values of a slot's **position context**, the part of its context that
+/// depends on the position alone: the closable mills and the mobility of
+/// either side.
+const POSITIONS: usize = CLOSABLE * CLOSABLE * MOBILITY * MOBILITY;
 /// Number of contexts.
-pub const CONTEXTS: usize = NEIGHBOURS * CLOSABLE * CLOSABLE * MOBILITY * MOBILITY * PREV;
+pub const CONTEXTS: usize = NEIGHBOURS * POSITIONS * PREV;
+
+/// The position context of context `ctx` (as [`Geometry::walk`] gives it).
+pub(super) fn position_of(ctx: usize) -> u16 {
+    (ctx / PREV % POSITIONS) as u16
+}
+
+/// The opponent's closable mills (up to 3) of position context `position`.
+pub(super) fn opp_closable_of(position: u16) -> usize {
+    position as usize / (MOBILITY * MOBILITY) % CLOSABLE
+}
 /// Binary decisions per context: decisive or not, then loss or not.
 pub(super) const NODES: usize = 2 * CONTEXTS;
 /// Jump neighbour counts' buckets: 0, 1, 2-4, 5 and more.
@@ -147,24 +161,71 @@ impl Geometry {
         &self,
         b: usize,
         trits: &mut [u8],
+        code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
+        self.walk_in::<JUMPS>(b, trits, &mut self.set_table(0u8), code);
+    }
+
+    /// [`Geometry::walk`] with `by_set`, a table from [`Geometry::set_table`] of
+    /// any contents (a thread's, reused from block to block): the walk reads
+    /// only entries it wrote itself.
+    pub(super) fn walk_in<const JUMPS: bool>(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        by_set: &mut [u8],
+        code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
+        let context = |packed, c: &Class, by_set: &[u8], _| self.context(packed, c, by_set);
+        self.walk_with::<JUMPS>(b, trits, by_set, context, code);
+    }
+
+    /// [`Geometry::walk_in`] where the **position context** of each slot of the
+    /// block is known, `positions[i]` for slot `i` (as [`count_prior`] finds it,
+    /// [`position_of`] its context): only the part that depends on the results
+    /// before it is computed.
+    pub(super) fn walk_positioned(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        by_set: &mut [u8],
+        positions: &[u16],
+        code: impl FnMut(usize, usize, usize) -> u8,
+    ) {
+        debug_assert_eq!(positions.len(), trits.len());
+        let context = |packed, c: &Class, by_set: &[u8], i: usize| {
+            c.neighbours(packed, by_set) * POSITIONS + positions[i] as usize
+        };
+        self.walk_with::<true>(b, trits, by_set, context, code);
+    }
+
+    /// The walk of [`Geometry::walk_in`], each slot's context but the previous
+    /// result's `context(packed, class, by_set, i)`.
+    #[inline]
+    fn walk_with<const JUMPS: bool>(
+        &self,
+        b: usize,
+        trits: &mut [u8],
+        by_set: &mut [u8],
+        context: impl Fn(Bits, &Class, &[u8], usize) -> usize,
         mut code: impl FnMut(usize, usize, usize) -> u8,
     ) {
         let range = self.block_range(b);
         debug_assert_eq!(trits.len() as u64, range.end - range.start);
+        debug_assert_eq!(by_set.len(), 1 << (self.rules.points() - self.k as usize));
         let mut prev = PREV - 1;
         let mut i = 0;
         // The results of the class's slots so far by their opponent stones (as a
         // subset of the free points): a neighbour's is one look-up away. Entries
-        // of earlier classes are stale, but a slot's earlier neighbours are
-        // earlier slots of its own class.
-        let mut by_set = self.set_table(0u8);
+        // of earlier classes (and blocks) are stale, but a slot's earlier
+        // neighbours and jump neighbours are earlier slots of its own class.
         for class in range.start / self.per_class..range.end / self.per_class {
             let c = self.class(class);
             let mut packed = first_subset(self.l);
             for r in 0..self.per_class {
-                let ctx = self.context(packed, &c, &by_set) * PREV + prev;
+                let ctx = context(packed, &c, by_set, i) * PREV + prev;
                 let jumps = if JUMPS {
-                    c.earlier_jumps(packed, &by_set)
+                    c.earlier_jumps(packed, by_set)
                 } else {
                     0
                 };
@@ -178,6 +239,29 @@ impl Geometry {
                 }
             }
         }
+    }
+
+    /// The position contexts of block `b`'s slots, found by a walk of their own
+    /// (as [`count_prior`] finds them while it counts).
+    #[cfg(test)]
+    pub(super) fn positions(&self, b: usize) -> Vec<u16> {
+        let range = self.block_range(b);
+        let mut trits = vec![0u8; (range.end - range.start) as usize];
+        let mut positions = Vec::with_capacity(trits.len());
+        self.walk::<false>(b, &mut trits, |i, ctx, _| {
+            positions.push(position_of(ctx));
+            (i % 3) as u8
+        });
+        positions
+    }
+
+    /// The fewest blocks a thread counts into one table when it counts a prior:
+    /// a few batches a thread (the counts add up alike however the blocks are
+    /// split).
+    pub(super) fn prior_batch(&self) -> usize {
+        self.blocks()
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(1)
     }
 
     /// A table with an entry for every subset of a class's free points.
@@ -349,6 +433,28 @@ impl Class {
         }
     }
 
+    /// The neighbour context of the slot whose opponent stones are `packed`
+    /// (as in [`Geometry::context`]): its earlier neighbours' results, `9 w + 3
+    /// d + l`, each counted up to 2; `by_set` the results of the class's
+    /// earlier slots.
+    #[inline]
+    fn neighbours(&self, packed: Bits, by_set: &[u8]) -> usize {
+        let mut near = 0u32;
+        let mut stones = packed;
+        while stones != 0 {
+            let a = stones.trailing_zeros();
+            stones &= stones - 1;
+            let mut to = self.points[a as usize].lower & !packed;
+            while to != 0 {
+                let b = to.trailing_zeros();
+                to &= to - 1;
+                near += RESULT_UNIT[by_set[(packed ^ (1 << a) ^ (1 << b)) as usize] as usize & 3];
+            }
+        }
+        let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
+        9 * count(1) + 3 * count(0) + count(2)
+    }
+
     /// Calls `f(set)` with each **earlier neighbour** of the slot whose opponent
     /// stones are `packed`: one stone slid to an adjacent empty point below it. In
     /// colex order a lower point gives an earlier slot of the class; a higher one
@@ -513,21 +619,14 @@ impl Refiner {
     }
 }
 
-/// The WDL coder's state over a block: the context model and its refiner.
-#[derive(Clone)]
-struct WdlCoder {
-    model: Model,
+/// The WDL coder's state over a block: the context model (a thread's, see
+/// [`Coding`]) and its refiner.
+struct WdlCoder<'a> {
+    model: &'a mut Model,
     refiner: Refiner,
 }
 
-impl WdlCoder {
-    fn new(model: &Model) -> WdlCoder {
-        WdlCoder {
-            model: model.clone(),
-            refiner: Refiner::new(),
-        }
-    }
-
+impl WdlCoder<'_> {
     /// The refined probability of node kind `node` (0 decisive, 1 loss) of
     /// context `ctx` in jump context `jumps`.
     #[inline]
@@ -580,83 +679,150 @@ impl WdlCoder {
     }
 }
 
+/// What a thread keeps from one block to the next while it codes the blocks of
+/// a sector that start from one model: a working copy of that model, which every
+/// block adapts and which is put back as it was after the block (the nodes of
+/// the contexts the block saw, not all 2^18), the walk's set table, and the
+/// contexts of the block coded last.
+pub struct Coding<'m> {
+    start: &'m Model,
+    model: Model,
+    by_set: Vec<u8>,
+    /// Each slot's context and jump context, `context << 6 | jumps`.
+    contexts: Vec<u32>,
+}
+
+impl<'m> Coding<'m> {
+    /// A thread's coding of the blocks of geometry `g` that start from `model`.
+    pub fn new(g: &Geometry, model: &'m Model) -> Coding<'m> {
+        Coding {
+            start: model,
+            model: model.clone(),
+            by_set: g.set_table(0),
+            contexts: Vec::new(),
+        }
+    }
+
+    /// Puts back the working model's nodes of the contexts recorded.
+    fn restore(&mut self) {
+        for &c in &self.contexts {
+            let at = 2 * (c >> 6) as usize;
+            self.model.nodes[at..at + 2].copy_from_slice(&self.start.nodes[at..at + 2]);
+        }
+        debug_assert!(self.model.nodes == self.start.nodes);
+    }
+
+    /// Codes block `b` where slot `i` may store any trit `t` with bit `t` of
+    /// `allowed[i]` set (a don't-care allows several): the allowed trit the
+    /// model finds likeliest there, so that a free slot costs little and
+    /// teaches the model what its neighbours look like. Returns the block's
+    /// bytes and the stored trits. `positions`: the block's slots' position
+    /// contexts ([`count_prior`]).
+    pub fn encode_choosing(
+        &mut self,
+        g: &Geometry,
+        b: usize,
+        allowed: &[u8],
+        positions: &[u16],
+    ) -> (Vec<u8>, Vec<u8>) {
+        let mut coder = WdlCoder {
+            model: &mut self.model,
+            refiner: Refiner::new(),
+        };
+        let contexts = &mut self.contexts;
+        contexts.clear();
+        let mut enc = Encoder::new();
+        let mut stored = vec![0u8; allowed.len()];
+        g.walk_positioned(
+            b,
+            &mut stored,
+            &mut self.by_set,
+            positions,
+            |i, ctx, jumps| {
+                contexts.push((ctx as u32) << 6 | jumps as u32);
+                // The two nodes' model entries and refiner rows are apart, so learning
+                // the first bit leaves the second's probability as it was before: a
+                // slot with one allowed trit reads it only if it codes it.
+                let a = allowed[i];
+                let first = coder.p(ctx, jumps, 0);
+                let (t, second) = if a.is_power_of_two() {
+                    (a.trailing_zeros() as u8, None)
+                } else {
+                    let second = coder.p(ctx, jumps, 1);
+                    (WdlCoder::likeliest(first.p, second.p, a), Some(second))
+                };
+                enc.bit(first.p, t != 0);
+                coder.learn(ctx, 0, first, t != 0);
+                if t != 0 {
+                    let second = second.unwrap_or_else(|| coder.p(ctx, jumps, 1));
+                    enc.bit(second.p, t == 2);
+                    coder.learn(ctx, 1, second, t == 2);
+                }
+                t
+            },
+        );
+        self.restore();
+        (enc.finish(), stored)
+    }
+
+    /// [`Coding::encode_choosing`], then the block's bytes decoded again, every
+    /// slot, and compared with the trits stored: `None` if any differs (a fault
+    /// of the coder). The decoding walks the contexts the coding recorded: a
+    /// context is a function of the position and of the trits before it in the
+    /// block, the same in both walks while the trits decoded are those coded,
+    /// so it is the decoding [`decode_block`] does without computing the
+    /// contexts a second time. It starts from the model put back as it was, so
+    /// a fault in putting it back fails the check too.
+    pub fn encode_checked(
+        &mut self,
+        g: &Geometry,
+        b: usize,
+        allowed: &[u8],
+        positions: &[u16],
+    ) -> Option<(Vec<u8>, Vec<u8>)> {
+        let (bytes, stored) = self.encode_choosing(g, b, allowed, positions);
+        let mut coder = WdlCoder {
+            model: &mut self.model,
+            refiner: Refiner::new(),
+        };
+        let mut dec = Decoder::new(&bytes);
+        let same =
+            self.contexts.iter().zip(&stored).all(|(&c, &t)| {
+                coder.decode_trit(&mut dec, (c >> 6) as usize, (c & 63) as usize) == t
+            });
+        // The decoding may stop early, at a slot that differs: the contexts
+        // after it did not adapt, and are put back as they were.
+        self.restore();
+        same.then_some((bytes, stored))
+    }
+}
+
 /// Codes block `b`, whose trits (0 draw, 1 win, 2 loss) are `trits`, starting from
 /// `model`. Returns the block's bytes.
+#[cfg(test)]
 pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], model: &Model) -> Vec<u8> {
     let allowed: Vec<u8> = trits.iter().map(|&t| 1 << t).collect();
     encode_block_choosing(g, b, &allowed, model).0
 }
 
-/// Codes block `b` where slot `i` may store any trit `t` with bit `t` of
-/// `allowed[i]` set (a don't-care allows several): the allowed trit the model
-/// finds likeliest there, so that a free slot costs little and teaches the model
-/// what its neighbours look like. Returns the block's bytes and the stored trits.
+/// [`Coding::encode_choosing`] of one block, starting from `model`.
+#[cfg(test)]
 pub fn encode_block_choosing(
     g: &Geometry,
     b: usize,
     allowed: &[u8],
     model: &Model,
 ) -> (Vec<u8>, Vec<u8>) {
-    encode_choosing::<false>(g, b, allowed, model, &mut Vec::new())
-}
-
-/// [`encode_block_choosing`], then the block's bytes decoded again, every slot, and
-/// compared with the trits stored: `None` if any differs (a fault of the coder).
-/// The decoding walks the contexts the coding recorded: a context is a function
-/// of the position and of the trits before it in the block, the same in both
-/// walks while the trits decoded are those coded, so it is the decoding
-/// [`decode_block`] does without computing the contexts a second time.
-pub fn encode_block_checked(
-    g: &Geometry,
-    b: usize,
-    allowed: &[u8],
-    model: &Model,
-) -> Option<(Vec<u8>, Vec<u8>)> {
-    let mut contexts = Vec::with_capacity(allowed.len());
-    let (bytes, stored) = encode_choosing::<true>(g, b, allowed, model, &mut contexts);
-    let mut coder = WdlCoder::new(model);
-    let mut dec = Decoder::new(&bytes);
-    let same = contexts
-        .iter()
-        .zip(&stored)
-        .all(|(&c, &t)| coder.decode_trit(&mut dec, (c >> 6) as usize, (c & 63) as usize) == t);
-    same.then_some((bytes, stored))
-}
-
-/// [`encode_block_choosing`], recording each slot's context and jump context as
-/// `context << 6 | jumps` in `contexts` if `RECORD`.
-fn encode_choosing<const RECORD: bool>(
-    g: &Geometry,
-    b: usize,
-    allowed: &[u8],
-    model: &Model,
-    contexts: &mut Vec<u32>,
-) -> (Vec<u8>, Vec<u8>) {
-    let mut coder = WdlCoder::new(model);
-    let mut enc = Encoder::new();
-    let mut stored = vec![0u8; allowed.len()];
-    g.walk::<true>(b, &mut stored, |i, ctx, jumps| {
-        if RECORD {
-            contexts.push((ctx as u32) << 6 | jumps as u32);
-        }
-        // The two nodes' model entries and refiner rows are apart, so learning
-        // the first bit leaves the second's probability as it was read here.
-        let (first, second) = (coder.p(ctx, jumps, 0), coder.p(ctx, jumps, 1));
-        let t = WdlCoder::likeliest(first.p, second.p, allowed[i]);
-        enc.bit(first.p, t != 0);
-        coder.learn(ctx, 0, first, t != 0);
-        if t != 0 {
-            enc.bit(second.p, t == 2);
-            coder.learn(ctx, 1, second, t == 2);
-        }
-        t
-    });
-    (enc.finish(), stored)
+    Coding::new(g, model).encode_choosing(g, b, allowed, &g.positions(b))
 }
 
 /// Decodes block `b` from `src`, starting from `model`: its trits, one per slot.
 pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8> {
-    let mut coder = WdlCoder::new(model);
+    let mut model = model.clone();
+    let mut coder = WdlCoder {
+        model: &mut model,
+        refiner: Refiner::new(),
+    };
     let mut dec = Decoder::new(src);
     let range = g.block_range(b);
     let mut trits = vec![0u8; (range.end - range.start) as usize];
@@ -667,21 +833,28 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
 }
 
 /// The prior of a sector whose trits are `trit(slot)`: each node's probability of a
-/// 0 bit over every block of the sector, 0 where a context was never seen.
-pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
+/// 0 bit over every block of the sector, 0 where a context was never seen; and
+/// each slot's position context (2 bytes a slot), which the coding of the
+/// blocks ([`Coding`]) and the depth model's walk take instead of computing it
+/// again.
+pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> (Vec<u16>, Vec<u16>) {
     use rayon::prelude::*;
-    // One table of counts per batch of blocks a thread takes, not per block: a
-    // table holds a count for each of the 2^18 nodes, where a block has some
-    // 2^15 slots.
-    let counts = (0..g.blocks())
-        .into_par_iter()
+    let mut positions = vec![0u16; g.size() as usize];
+    // One table of counts (and one set table) per batch of blocks a thread
+    // takes, not per block: a table holds a count for each of the 2^18 nodes,
+    // where a block has some 2^15 slots.
+    let counts = positions
+        .par_chunks_mut(g.block_slots() as usize)
+        .enumerate()
+        .with_min_len(g.prior_batch())
         .fold(
-            || vec![[0u32; 2]; NODES],
-            |mut counts, b| {
+            || (vec![[0u32; 2]; NODES], g.set_table(0u8)),
+            |(mut counts, mut by_set), (b, positions)| {
                 let range = g.block_range(b);
                 let truth: Vec<u8> = range.clone().map(&trit).collect();
                 let mut seen = vec![0u8; truth.len()];
-                g.walk::<false>(b, &mut seen, |i, ctx, _| {
+                g.walk_in::<false>(b, &mut seen, &mut by_set, |i, ctx, _| {
+                    positions[i] = position_of(ctx);
                     let t = truth[i];
                     counts[2 * ctx][(t != 0) as usize] += 1;
                     if t != 0 {
@@ -689,9 +862,10 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
                     }
                     t
                 });
-                counts
+                (counts, by_set)
             },
         )
+        .map(|(counts, _)| counts)
         .reduce(
             || vec![[0u32; 2]; NODES],
             |mut a, b| {
@@ -702,7 +876,7 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> Vec<u16> {
                 a
             },
         );
-    prior_of_counts(&counts)
+    (prior_of_counts(&counts), positions)
 }
 
 #[cfg(test)]
@@ -723,7 +897,7 @@ mod tests {
             let g = Geometry::new(rules, k, l, hands);
             let mut rng = SplitMix(k as u64 * 7 + l as u64);
             let trits: Vec<u8> = (0..g.size()).map(|_| (rng.next_u64() % 3) as u8).collect();
-            let prior = count_prior(&g, |s| trits[s as usize]);
+            let (prior, _) = count_prior(&g, |s| trits[s as usize]);
             let model = Model::from_prior(&prior);
             for b in 0..g.blocks() {
                 let r = g.block_range(b);
@@ -743,12 +917,19 @@ mod tests {
         let allowed: Vec<u8> = (0..g.size())
             .map(|_| [1, 2, 4, 3, 6, 7][(rng.next_u64() % 6) as usize])
             .collect();
-        let prior = count_prior(&g, |s| allowed[s as usize].trailing_zeros() as u8);
+        let (prior, positions) = count_prior(&g, |s| allowed[s as usize].trailing_zeros() as u8);
         let model = Model::from_prior(&prior);
-        for b in 0..g.blocks() {
+        // One thread's coding of every block, in reverse order: each block as if
+        // coded first.
+        let mut coding = Coding::new(&g, &model);
+        assert!(g.blocks() > 1);
+        for b in (0..g.blocks()).rev() {
             let r = g.block_range(b);
             let a = &allowed[r.start as usize..r.end as usize];
-            let (bytes, stored) = encode_block_checked(&g, b, a, &model).unwrap();
+            let p = &positions[r.start as usize..r.end as usize];
+            assert_eq!(p, g.positions(b));
+            let (bytes, stored) = coding.encode_checked(&g, b, a, p).unwrap();
+            assert!(coding.model.nodes == model.nodes);
             assert_eq!(
                 (bytes.clone(), stored.clone()),
                 encode_block_choosing(&g, b, a, &model)
@@ -772,7 +953,7 @@ mod tests {
                 _ => (s % 7 == 0) as u8,
             })
             .collect();
-        let prior = count_prior(&g, |s| trits[s as usize]);
+        let (prior, _) = count_prior(&g, |s| trits[s as usize]);
         let prior = load_prior_of(&store_prior(&prior).unwrap(), NODES).unwrap();
         let model = Model::from_prior(&prior);
         let mut bytes = 0;

@@ -2,11 +2,8 @@
 //! the header, and an atomic replacement of the file.
 
 use super::DepthEntries;
-use super::depth_model;
-use super::model::{
-    Geometry, Model, count_prior, encode_block, encode_block_checked, encode_block_choosing,
-    store_prior,
-};
+use super::depth_model::{self, DepthCoding};
+use super::model::{Coding, Geometry, Model, count_prior, store_prior};
 use super::pack::{half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
@@ -359,15 +356,25 @@ fn encode_subspace(
     };
     let pack = |c: &[u16], out: &mut Vec<u8>| pack_wdl(c, packing, out);
     let mut stored = None;
+    // The WDL model's position contexts, kept for the depth model's walks.
+    let mut positions = None;
     let (wdl_blocks, wdl_block) = if opts.wdl_encoding == Encoding::Model {
         // The model where it is no larger than zstd's blocks (with a choice,
         // they hold `codes`' fill, which is allowed too); else those behind an
         // empty prior. zstd's blocks are compressed only until they reach the
         // model's size.
-        let (model, per, chosen) = model_blocks(path, meta, codes, allowed, checked)?;
-        let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
-        let limit = bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
-        match compress_blocks_below(codes, opts.wdl_block, opts.wdl_level, pack, limit)
+        let (g, model, per, chosen, p) = model_blocks(path, meta, codes, allowed, checked)?;
+        if opts.depth_model && !opts.wdl_only {
+            positions = Some(p);
+        }
+        let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
+        let guess = guess_sizes(
+            &g,
+            &model,
+            opts.wdl_block,
+            blocks_of(opts.wdl_block) as usize,
+        );
+        match compress_blocks_below(codes, opts.wdl_block, opts.wdl_level, pack, limit, &guess)
             .map_err(|e| FormatError::io(path, e))?
         {
             None => {
@@ -393,8 +400,6 @@ fn encode_subspace(
         None
     } else {
         let pack = |c: &[u16], out: &mut Vec<u8>| pack_depth(c, depth_encoding, entries, out);
-        let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, pack)
-            .map_err(|e| FormatError::io(path, e))?;
         // With `checked` and the WDL section's trits at hand, zstd's depth blocks
         // are decompressed again and compared with what they pack, as the model's
         // are decoded again: the caller then has every stored code without
@@ -407,17 +412,29 @@ fn encode_subspace(
             Ok(())
         };
         if opts.depth_model && depth_encoding == Encoding::HalfU8 {
-            // The model where it is smaller; else the zstd blocks behind an empty prior.
-            let (model, per) = depth_model_blocks(path, meta, codes, checked)?;
-            let bytes = |b: &[Vec<u8>]| b.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum::<usize>();
-            Some(if bytes(&model) <= bytes(&blocks) + BLOCK_ENTRY_LEN {
-                (Encoding::DepthModel, per, model)
-            } else {
-                check_zstd(&blocks)?;
-                let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
-                (Encoding::DepthModel, opts.depth_block, blocks)
-            })
+            // The model where it is no larger than zstd's blocks behind an empty
+            // prior; else those. zstd's blocks are compressed only until they
+            // reach the model's size.
+            let (g, model, per) = depth_model_blocks(path, meta, codes, checked, positions)?;
+            let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
+            let n = blocks_of(opts.depth_block) as usize;
+            let guess = guess_sizes(&g, &model, opts.depth_block, n);
+            let level = opts.depth_level;
+            Some(
+                match compress_blocks_below(codes, opts.depth_block, level, pack, limit, &guess)
+                    .map_err(|e| FormatError::io(path, e))?
+                {
+                    None => (Encoding::DepthModel, per, model),
+                    Some(blocks) => {
+                        check_zstd(&blocks)?;
+                        let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
+                        (Encoding::DepthModel, opts.depth_block, blocks)
+                    }
+                },
+            )
         } else {
+            let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, pack)
+                .map_err(|e| FormatError::io(path, e))?;
             check_zstd(&blocks)?;
             Some((depth_encoding, opts.depth_block, blocks))
         }
@@ -557,15 +574,17 @@ fn model_geometry(
     Ok(g)
 }
 
-/// The blocks of a model-coded section, its slots per block, and (from a
-/// checked coding of the WDL section) the trit each slot stores.
-type ModelBlocks = (Vec<Vec<u8>>, u32, Option<Vec<u8>>);
+/// The geometry of a model-coded section, its blocks, its slots per block,
+/// (from a checked coding of the WDL section) the trit each slot stores, and
+/// each slot's position context (see [`count_prior`]).
+type ModelBlocks = (Geometry, Vec<Vec<u8>>, u32, Option<Vec<u8>>, Vec<u16>);
 
-/// The blocks of a model-coded WDL section of `codes` ([`Encoding::Model`]): the
-/// stored prior, then each block of whole classes coded in parallel (with
-/// `allowed`, the model's choice among each slot's allowed results); the
-/// section's slots per block; and with `checked` and `allowed`, the trit each
-/// slot stores, every block decoded in memory and compared with it.
+/// The geometry of `meta`'s sector; the blocks of a model-coded WDL section of
+/// `codes` ([`Encoding::Model`]): the stored prior, then each block of whole
+/// classes coded in parallel (with `allowed`, the model's choice among each
+/// slot's allowed results); the section's slots per block; with `checked` and
+/// `allowed`, the trit each slot stores, every block decoded in memory and
+/// compared with it; and each slot's position context.
 fn model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
@@ -574,7 +593,7 @@ fn model_blocks(
     checked: bool,
 ) -> Result<ModelBlocks, FormatError> {
     let g = model_geometry(path, meta, codes)?;
-    let prior = count_prior(&g, |s| trit(codes[s as usize]));
+    let (prior, positions) = count_prior(&g, |s| trit(codes[s as usize]));
     let model = Model::from_prior(&prior);
     let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
     if let (true, Some(allowed)) = (checked, allowed) {
@@ -588,10 +607,14 @@ fn model_blocks(
         }
         let coded: Vec<Option<(Vec<u8>, Vec<u8>)>> = (0..g.blocks())
             .into_par_iter()
-            .map(|b| {
-                let r = g.block_range(b);
-                encode_block_checked(&g, b, &allowed[r.start as usize..r.end as usize], &model)
-            })
+            .map_init(
+                || Coding::new(&g, &model),
+                |coding, b| {
+                    let r = g.block_range(b);
+                    let r = r.start as usize..r.end as usize;
+                    coding.encode_checked(&g, b, &allowed[r.clone()], &positions[r])
+                },
+            )
             .collect();
         let mut blocks = Vec::with_capacity(coded.len() + 1);
         blocks.push(stored_prior);
@@ -601,21 +624,25 @@ fn model_blocks(
             blocks.push(bytes);
             stored.extend_from_slice(&trits);
         }
-        return Ok((blocks, g.block_slots() as u32, Some(stored)));
+        return Ok((g, blocks, g.block_slots() as u32, Some(stored), positions));
     }
     let mut blocks = vec![stored_prior];
-    blocks.par_extend((0..g.blocks()).into_par_iter().map(|b| {
-        let r = g.block_range(b);
-        let r = r.start as usize..r.end as usize;
-        match allowed {
-            Some(a) => encode_block_choosing(&g, b, &a[r], &model).0,
-            None => {
-                let trits: Vec<u8> = codes[r].iter().map(|&c| trit(c)).collect();
-                encode_block(&g, b, &trits, &model)
+    blocks.par_extend((0..g.blocks()).into_par_iter().map_init(
+        || Coding::new(&g, &model),
+        |coding, b| {
+            let r = g.block_range(b);
+            let r = r.start as usize..r.end as usize;
+            let p = &positions[r.clone()];
+            match allowed {
+                Some(a) => coding.encode_choosing(&g, b, &a[r], p).0,
+                None => {
+                    let sure: Vec<u8> = codes[r].iter().map(|&c| 1 << trit(c)).collect();
+                    coding.encode_choosing(&g, b, &sure, p).0
+                }
             }
-        }
-    }));
-    Ok((blocks, g.block_slots() as u32, None))
+        },
+    ));
+    Ok((g, blocks, g.block_slots() as u32, None, positions))
 }
 
 /// The error of a model-coded block (or prior) that does not decode to what
@@ -624,20 +651,27 @@ fn coder_fault(path: &Path, what: &str) -> FormatError {
     input_error(path, format!("{what} does not decode to what was coded"))
 }
 
-/// The blocks of a model-coded depth section of `codes` with loss-only entries
-/// ([`Encoding::DepthModel`]): the stored prior, then each block of whole classes
-/// coded in parallel (with `checked`, each decoded in memory and compared with
-/// what it codes); and the section's slots per block. The half distances must fit
-/// the model ([`depth_model::MAX_HALF`]).
+/// The geometry of `meta`'s sector, the blocks of a model-coded depth section
+/// of `codes` with loss-only entries ([`Encoding::DepthModel`]): the stored
+/// prior, then each block of whole classes coded in parallel (with `checked`,
+/// each decoded in memory and compared with what it codes); and the section's
+/// slots per block. The half distances must fit the model
+/// ([`depth_model::MAX_HALF`]). `positions`: each slot's position context, from
+/// the WDL model's prior ([`count_prior`]), or computed here.
 fn depth_model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
     codes: &[u16],
     checked: bool,
-) -> Result<(Vec<Vec<u8>>, u32), FormatError> {
+    positions: Option<Vec<u16>>,
+) -> Result<(Geometry, Vec<Vec<u8>>, u32), FormatError> {
     let g = model_geometry(path, meta, codes)?;
     let lost = |s: u64| trit(codes[s as usize]);
-    let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]));
+    let positions = match positions {
+        Some(p) => p,
+        None => count_prior(&g, lost).1,
+    };
+    let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]), Some(&positions));
     let model = Model::from_prior(&prior);
     let stored_prior = store_prior(&prior).map_err(|e| FormatError::io(path, e))?;
     if checked
@@ -650,55 +684,103 @@ fn depth_model_blocks(
     }
     let coded: Vec<Option<Vec<u8>>> = (0..g.blocks())
         .into_par_iter()
-        .map(|b| {
-            let r = g.block_range(b);
-            let block = &codes[r.start as usize..r.end as usize];
-            let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
-            let halves: Vec<u8> = block
-                .iter()
-                .filter(|&&c| trit(c) == 2)
-                .map(|&c| half(c) as u8)
-                .collect();
-            if checked {
-                depth_model::encode_block_checked(&g, b, &trits, &halves, &model)
-            } else {
-                Some(depth_model::encode_block(&g, b, &trits, &halves, &model))
-            }
-        })
+        .map_init(
+            || DepthCoding::new(&g, &model),
+            |coding, b| {
+                let r = g.block_range(b);
+                let r = r.start as usize..r.end as usize;
+                let (block, p) = (&codes[r.clone()], &positions[r]);
+                let trits: Vec<u8> = block.iter().map(|&c| trit(c)).collect();
+                let halves: Vec<u8> = block
+                    .iter()
+                    .filter(|&&c| trit(c) == 2)
+                    .map(|&c| half(c) as u8)
+                    .collect();
+                if checked {
+                    coding.encode_checked(&g, b, &trits, &halves, p)
+                } else {
+                    Some(coding.encode(&g, b, &trits, &halves, p))
+                }
+            },
+        )
         .collect();
     let mut blocks = Vec::with_capacity(coded.len() + 1);
     blocks.push(stored_prior);
     for (b, c) in coded.into_iter().enumerate() {
         blocks.push(c.ok_or_else(|| coder_fault(path, &format!("depth block {b}")))?);
     }
-    Ok((blocks, g.block_slots() as u32))
+    Ok((g, blocks, g.block_slots() as u32))
+}
+
+/// The bytes of a section's blocks with a block entry each.
+fn section_bytes(blocks: &[Vec<u8>]) -> usize {
+    blocks.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum()
 }
 
 /// [`compress_blocks`] if their bytes, with a block entry each, stay below
-/// `limit`; `None` as soon as the blocks compressed so far reach it (a batch of
-/// blocks at a time, in parallel).
+/// `limit`; `None` as soon as the blocks compressed so far reach it. The blocks
+/// are compressed a batch at a time, in parallel, likeliest largest first (by
+/// `guess`, a guess of each block's size: the answer is the same in any order,
+/// but a large block reaches the limit sooner).
 fn compress_blocks_below(
     codes: &[u16],
     per_block: u32,
     level: i32,
     pack: impl Fn(&[u16], &mut Vec<u8>) + Sync,
     limit: usize,
+    guess: &[usize],
 ) -> io::Result<Option<Vec<Vec<u8>>>> {
-    const BATCH: usize = 8;
-    let mut blocks = Vec::new();
+    let chunks: Vec<&[u16]> = codes.chunks(per_block as usize).collect();
+    debug_assert_eq!(guess.len(), chunks.len());
+    let mut order: Vec<usize> = (0..chunks.len()).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(guess.get(b).copied().unwrap_or(0)), b));
+    let mut blocks = vec![Vec::new(); chunks.len()];
     let mut bytes = 0;
-    for batch in codes.chunks(per_block as usize * BATCH) {
-        let more = compress_blocks(batch, per_block, level, &pack)?;
-        bytes += more
-            .iter()
-            .map(|b| b.len() + BLOCK_ENTRY_LEN)
-            .sum::<usize>();
+    for batch in order.chunks(rayon::current_num_threads().max(1)) {
+        let more: Vec<Vec<u8>> = batch
+            .par_iter()
+            .map_init(
+                || (zstd::bulk::Compressor::new(level), Vec::new()),
+                |(compressor, raw), &b| {
+                    pack(chunks[b], raw);
+                    match compressor {
+                        Ok(c) => c.compress(raw),
+                        Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                    }
+                },
+            )
+            .collect::<io::Result<_>>()?;
+        for (&b, block) in batch.iter().zip(more) {
+            bytes += block.len() + BLOCK_ENTRY_LEN;
+            blocks[b] = block;
+        }
         if bytes >= limit {
             return Ok(None);
         }
-        blocks.extend(more);
     }
     Ok(Some(blocks))
+}
+
+/// A guess of the size of each of the `n` blocks of `per_block` slots of a
+/// section from the blocks of a model-coded one (`model`, the prior first, then
+/// the blocks of `g`): the model's bytes over the block's slots.
+fn guess_sizes(g: &Geometry, model: &[Vec<u8>], per_block: u32, n: usize) -> Vec<usize> {
+    let per = per_block as u64;
+    let mut guess = vec![0usize; n];
+    for (b, bytes) in model.iter().skip(1).enumerate() {
+        let r = g.block_range(b);
+        let len = (r.end - r.start).max(1);
+        let mut at = r.start;
+        while at < r.end {
+            let z = (at / per) as usize;
+            let end = ((z as u64 + 1) * per).min(r.end);
+            if let Some(x) = guess.get_mut(z) {
+                *x += (bytes.len() as u64 * (end - at) / len) as usize;
+            }
+            at = end;
+        }
+    }
+    guess
 }
 
 /// Whether `blocks`, the blocks [`compress_blocks`] made of `codes` with
