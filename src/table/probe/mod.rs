@@ -30,6 +30,7 @@
 //! holds `Tablebase` itself, its accessors and what every room asks first (is the
 //! position valid, decided, or with a removal pending).
 
+#[cfg(feature = "build")]
 mod batch;
 mod catalog;
 mod error;
