@@ -440,17 +440,9 @@ impl Class {
     #[inline]
     fn neighbours(&self, packed: Bits, by_set: &[u8]) -> usize {
         let mut near = 0u32;
-        let mut stones = packed;
-        while stones != 0 {
-            let a = stones.trailing_zeros();
-            stones &= stones - 1;
-            let mut to = self.points[a as usize].lower & !packed;
-            while to != 0 {
-                let b = to.trailing_zeros();
-                to &= to - 1;
-                near += RESULT_UNIT[by_set[(packed ^ (1 << a) ^ (1 << b)) as usize] as usize & 3];
-            }
-        }
+        self.earlier_neighbours(packed, |set| {
+            near += RESULT_UNIT[by_set[set as usize] as usize & 3];
+        });
         let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
         9 * count(1) + 3 * count(0) + count(2)
     }
