@@ -413,15 +413,7 @@ fn a_file_that_differs_is_refused_before_it_is_installed() {
     check_stored(&tb, s, &f, &truth, &stored, true, file.path()).unwrap();
     let blocks = truth.len().div_ceil(64);
     assert!(blocks > 16, "{blocks} blocks");
-    // A slot no capture reaches, its own twin, neither lost in 0 nor won.
-    let fixed = |i: usize| {
-        let (own, opp) = idx.position(k, l, i as u64);
-        let pos = s.position(own, opp);
-        idx.index(own, opp) == i as u64
-            && truth[i] != Value::Loss(0).code()
-            && Value::from_code(truth[i]).wdl() != Wdl::Win
-            && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
-    };
+    let fixed = |i: usize| only_the_table_knows(idx, s, &truth, i);
     // In a block the reader leaves out, a wrong code at hand is caught.
     let wrong = (0..truth.len())
         .find(|&i| i / 64 % 8 != 0 && i / 64 + 1 < blocks && fixed(i))
@@ -535,16 +527,7 @@ fn the_check_of_a_filled_file_trusts_the_fill_only_outside_the_readers_blocks() 
     assert!(lowered > 100, "{lowered} slots store less than their truth");
     check_filled(&tb, s, &f, &truth, &stored, &free, file.path()).unwrap();
     let blocks = truth.len().div_ceil(64);
-    let (k, l) = s.counts();
-    // A slot no capture reaches, its own twin, neither lost in 0 nor won.
-    let fixed = |i: usize| {
-        let (own, opp) = idx.position(k, l, i as u64);
-        let pos = s.position(own, opp);
-        idx.index(own, opp) == i as u64
-            && truth[i] != Value::Loss(0).code()
-            && Value::from_code(truth[i]).wdl() != Wdl::Win
-            && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
-    };
+    let fixed = |i: usize| only_the_table_knows(idx, s, &truth, i);
     // Outside the reader's blocks, a lowered slot that is not free.
     let wrong = (0..truth.len())
         .find(|&i| i / 64 % 8 != 0 && i / 64 + 1 < blocks && fixed(i))
@@ -1281,4 +1264,16 @@ fn a_killed_small_form_build_resumes() {
     let sectors = all_sectors(game4());
     assert_eq!(all_sectors(&dir), sectors);
     probes_equal(game4(), &dir, &sectors, STEP_4, 1 << 20);
+}
+
+/// Whether slot `i` of `s` (true codes `truth`) is its own twin, neither lost in
+/// 0 nor won, and left by no capturing ply: only the table knows its value.
+fn only_the_table_knows(idx: &Index, s: Sector, truth: &[u16], i: usize) -> bool {
+    let (k, l) = s.counts();
+    let (own, opp) = idx.position(k, l, i as u64);
+    let pos = s.position(own, opp);
+    idx.index(own, opp) == i as u64
+        && truth[i] != Value::Loss(0).code()
+        && Value::from_code(truth[i]).wdl() != Wdl::Win
+        && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
 }
