@@ -22,7 +22,7 @@ use crate::table::pack::repack::{RepackError, RepackOptions};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use hook::test_abort;
-use recode::Recoder;
+use recode::{Readers, Recoder};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -473,8 +473,9 @@ pub fn build_with(
     let mut recoder = match opts.form.recode_options() {
         None => None,
         Some(recode) => {
-            let release = release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
-            let r = Recoder::start(&opts.db, idx, opts.threads, recode, manifest.clone())
+            let (release, readers) =
+                release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
+            let r = Recoder::start(&opts.db, idx, opts.threads, recode, manifest.clone(), readers)
                 .map_err(BuildError::Threads)?;
             Some((r, release))
         }
@@ -583,14 +584,15 @@ type Release = BTreeMap<Option<usize>, Vec<Sector>>;
 
 /// The [`Release`] of a run of the moving-phase `pairs` then the placement
 /// `sectors` (steps numbered in that order), of which those marked done are
-/// finished already.
+/// finished already, and the [`Readers`] of its files (a step reads the files a
+/// recode of its own files reads as children, but for the other side of its own pair).
 fn release_plan(
     idx: &Index,
     pairs: &[(u32, u32)],
     pair_done: &[bool],
     sectors: &[Sector],
     sector_done: &[bool],
-) -> Release {
+) -> (Release, Readers) {
     let rules = idx.rules();
     let moving = |(a, b): (u32, u32)| Sector::moving(a as u8, b as u8);
     // Each step's files and the children it reads.
@@ -633,7 +635,13 @@ fn release_plan(
             release.entry(step).or_default().push(s);
         }
     }
-    release
+    let mut readers = Readers::new();
+    for (_, writes, reads) in &steps {
+        for r in reads.iter().filter(|r| targets.contains(r) && !writes.contains(r)) {
+            readers.entry(*r).or_default().extend(writes);
+        }
+    }
+    (release, readers)
 }
 
 /// Refuses, before any work, to build a file whose place is taken by a directory,

@@ -1,10 +1,12 @@
 //! Recoding finished files into a small form while the build goes on: a
 //! background thread takes each file once no sector still to be solved reads it as
-//! a child, and repacks it in place ([`crate::table::pack::repack::repack_file`]
+//! a child and every file of the run that reads it as a child is recoded (so that
+//! a recode reads its children in the fast form, whose blocks decode some thirty
+//! times faster than model-coded ones), and repacks it in place ([`crate::table::pack::repack::repack_file`]
 //! with [`RepackOptions::smallest`]: the model's don't-cares, loss-only depths, both
 //! sections model-coded; or with [`RepackOptions::serving`]; every slot checked
 //! against the file it replaces before the rename). A killed build leaves either file whole; the next run recodes what
-//! is left in the fast form.
+//! is left in the fast form, in the same order.
 
 use crate::table::dir::manifest::Manifest;
 use crate::table::dir::open_sector;
@@ -13,7 +15,7 @@ use crate::table::pack::entry_from;
 use crate::table::pack::repack::{RepackError, RepackOptions, is_repacked, repack_file};
 use crate::table::probe::Tablebase;
 use crate::table::sector::Sector;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -25,19 +27,58 @@ pub(crate) fn recode_memory(slots: u64) -> u64 {
     slots * 10
 }
 
+/// For each file of a run, the other files of the run whose recoding reads it
+/// as a child (the fill reads the capturing plies' children, the check every
+/// child), leaving out those written by the same step (a moving-phase pair's
+/// two sides read each other).
+pub(crate) type Readers = BTreeMap<Sector, Vec<Sector>>;
+
 /// What the recoding thread shares with the build.
 #[derive(Default)]
 struct State {
-    /// The sectors to recode, in order.
+    /// The sectors to recode, in the order released.
     queue: VecDeque<Sector>,
-    /// Whether a sector is being recoded now (and its memory, bytes).
-    busy: Option<u64>,
+    /// Whether a sector is being recoded now: which, and its memory (bytes).
+    busy: Option<(Sector, u64)>,
+    /// The files that read each file as a child: a file waits in the queue until
+    /// they are recoded.
+    readers: Readers,
+    /// The sectors recoded, or found in the form asked for already.
+    recoded: BTreeSet<Sector>,
+    /// No more sectors will be queued: a reader neither queued nor being recoded
+    /// will not be, and is not waited for.
+    sealed: bool,
     /// No more sectors will come.
     closed: bool,
     /// The first failure; the thread stops at it.
     failed: Option<RepackError>,
     /// Sectors recoded, with the seconds each took.
     done: Vec<(Sector, f64)>,
+}
+
+impl State {
+    /// Whether `s` may be recoded now: every file that reads it as a child is
+    /// recoded (or, once the queue is sealed, will not be).
+    fn ready(&self, s: Sector) -> bool {
+        let waits_for = |r: &Sector| {
+            !self.recoded.contains(r)
+                && (!self.sealed
+                    || self.queue.contains(r)
+                    || self.busy.is_some_and(|(b, _)| b == *r))
+        };
+        !self.readers.get(&s).is_some_and(|rs| rs.iter().any(waits_for))
+    }
+
+    /// The first queued sector that may be recoded now, taken off the queue.
+    fn take_ready(&mut self) -> Option<Sector> {
+        let at = (0..self.queue.len()).find(|&i| self.ready(self.queue[i]))?;
+        self.queue.remove(at)
+    }
+
+    /// Whether the thread has work it may do now (or is doing).
+    fn working(&self) -> bool {
+        self.busy.is_some() || self.queue.iter().any(|&s| self.ready(s))
+    }
 }
 
 /// The recoding thread and its queue.
@@ -49,21 +90,28 @@ pub(crate) struct Recoder {
 
 impl Recoder {
     /// Starts the thread, which recodes the files of `db` (rules of `idx`) as
-    /// `opts` say on its own pool of `threads` workers and records each in
-    /// `manifest`.
+    /// `opts` say on its own pool of `threads` workers, each once its `readers`
+    /// are recoded, and records each in `manifest`.
     pub fn start(
         db: &Path,
         idx: &'static Index,
         threads: Option<usize>,
         opts: RepackOptions,
         manifest: Arc<Mutex<Manifest>>,
+        readers: Readers,
     ) -> Result<Recoder, String> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.unwrap_or(0))
             .thread_name(|i| format!("recode-{i}"))
             .build()
             .map_err(|e| e.to_string())?;
-        let shared: Arc<(Mutex<State>, Condvar)> = Arc::default();
+        let shared = Arc::new((
+            Mutex::new(State {
+                readers,
+                ..State::default()
+            }),
+            Condvar::new(),
+        ));
         let worker = Worker {
             db: db.to_path_buf(),
             idx,
@@ -82,7 +130,8 @@ impl Recoder {
         })
     }
 
-    /// Queues `sector` (a finished file of the directory) to recode.
+    /// Queues `sector` (a finished file of the directory) to recode once the
+    /// files that read it are.
     pub fn push(&self, sector: Sector) {
         let (lock, cvar) = &*self.shared;
         lock.lock().expect("recoder state").queue.push_back(sector);
@@ -90,14 +139,18 @@ impl Recoder {
     }
 
     /// Bytes the queued and running recodes will hold, about: one file at a
-    /// time, so the largest of them.
+    /// time, so the largest of them (also of those that wait for their readers:
+    /// a recode that ends may let any of them start).
     pub fn memory(&self) -> u64 {
         let state = self.shared.0.lock().expect("recoder state");
         let queued = state.queue.iter().map(|s| {
             let (k, l) = s.counts();
             recode_memory(self.idx.size(k, l))
         });
-        queued.max().unwrap_or(0).max(state.busy.unwrap_or(0))
+        queued
+            .max()
+            .unwrap_or(0)
+            .max(state.busy.map_or(0, |(_, m)| m))
     }
 
     /// Files queued or being recoded.
@@ -106,11 +159,13 @@ impl Recoder {
         state.queue.len() + state.busy.is_some() as usize
     }
 
-    /// Waits until every queued file is recoded (or one failed).
+    /// Waits until every queued file that may be recoded before more files are
+    /// queued is recoded (or one failed): the thread is idle then until the
+    /// next [`Recoder::push`].
     pub fn wait_idle(&self) -> Result<(), RepackError> {
         let (lock, cvar) = &*self.shared;
         let mut state = lock.lock().expect("recoder state");
-        while state.failed.is_none() && (!state.queue.is_empty() || state.busy.is_some()) {
+        while state.failed.is_none() && state.working() {
             state = cvar.wait(state).expect("recoder state");
         }
         state.failed.take().map_or(Ok(()), Err)
@@ -124,6 +179,11 @@ impl Recoder {
     /// Recodes what is queued, stops the thread and returns the sectors recoded
     /// with their seconds.
     pub fn finish(mut self) -> Result<Vec<(Sector, f64)>, RepackError> {
+        {
+            let (lock, cvar) = &*self.shared;
+            lock.lock().expect("recoder state").sealed = true;
+            cvar.notify_all();
+        }
         let idle = self.wait_idle();
         self.close();
         idle?;
@@ -168,9 +228,9 @@ impl Worker {
             let sector = {
                 let mut state = lock.lock().expect("recoder state");
                 loop {
-                    if let Some(s) = state.queue.pop_front() {
+                    if let Some(s) = state.take_ready() {
                         let (k, l) = s.counts();
-                        state.busy = Some(recode_memory(self.idx.size(k, l)));
+                        state.busy = Some((s, recode_memory(self.idx.size(k, l))));
                         break s;
                     }
                     if state.closed {
@@ -183,6 +243,9 @@ impl Worker {
             let result = self.recode(sector);
             let mut state = lock.lock().expect("recoder state");
             state.busy = None;
+            if result.is_ok() {
+                state.recoded.insert(sector);
+            }
             match result {
                 Ok(true) => state.done.push((sector, start.elapsed().as_secs_f64())),
                 Ok(false) => {}
