@@ -1220,9 +1220,34 @@ fn a_serving_form_build_probes_as_the_fast_build() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Checks the order in which `build --form small` recodes, in `dir` as a run
+/// killed right after it recoded a file left it: a file is recoded only after every
+/// file that reads it as a child (a ply that captures nothing or one that
+/// captures, but for a moving-phase file's other side, solved and recoded with it),
+/// so that recodes read their children in the fast form. Returns the files left in
+/// the fast form.
+fn recoded_after_readers(dir: &Path) -> Vec<Sector> {
+    let tb = Tablebase::open(dir).unwrap();
+    let smallest = RepackOptions::smallest();
+    let sectors = tb.available_sectors();
+    let small = |s: Sector| is_repacked(tb.sector_file(s).unwrap(), &smallest);
+    for &reader in &sectors {
+        let (quiet, capture) = reader.children();
+        let children = capture.into_iter().chain((!reader.is_moving()).then_some(quiet));
+        for child in children.filter(|c| sectors.contains(c)) {
+            assert!(
+                !small(child) || small(reader),
+                "{child} was recoded before {reader}, which reads it"
+            );
+        }
+    }
+    sectors.into_iter().filter(|&s| !small(s)).collect()
+}
+
 /// A `build --form small` killed mid-way (after a pair is solved, with files of the
-/// fast form not yet recoded; right after a file is recoded) resumes: the next run
-/// recodes what is left and every probe equals the fast build's.
+/// fast form not yet recoded; right after a file is recoded, twice) resumes: the
+/// next run recodes what is left, in an order where a file's readers come first,
+/// and every probe equals the fast build's.
 #[test]
 fn a_killed_small_form_build_resumes() {
     let scratch = Scratch::new("repack-a-killed-small-form");
@@ -1244,7 +1269,7 @@ fn a_killed_small_form_build_resumes() {
         }
         cmd.output().unwrap()
     };
-    for stage in ["solved:4-4", "recoded:4-3"] {
+    for stage in ["solved:4-4", "recoded:4-4", "recoded:3-4"] {
         let out = run(Some(stage));
         assert!(!out.status.success(), "{stage}: the build was not stopped");
         assert!(
@@ -1256,6 +1281,12 @@ fn a_killed_small_form_build_resumes() {
         let tb = Tablebase::open(&dir).unwrap();
         for s in tb.available_sectors() {
             tb.sector_file(s).unwrap().verify_checksums().unwrap();
+        }
+        if stage.starts_with("recoded:") {
+            // 4-4 reads 3-4 (its captures), which reads 3-3: 3-3 is left in the
+            // fast form when either is recoded.
+            let fast = recoded_after_readers(&dir);
+            assert!(fast.contains(&Sector::moving(3, 3)), "{stage}: {fast:?}");
         }
     }
     let out = run(None);

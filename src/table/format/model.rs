@@ -275,6 +275,47 @@ impl Geometry {
         Class::new(self.rules, own, self.any_own, self.any_opp)
     }
 
+    /// The position contexts of block `b`'s slots, `positions[i]` for slot `i`
+    /// (the part of the context [`Geometry::context`] finds that depends on the
+    /// position alone), without the walk's results.
+    fn block_positions(&self, b: usize, positions: &mut [u16]) {
+        let range = self.block_range(b);
+        debug_assert_eq!(positions.len() as u64, range.end - range.start);
+        let mut slots = positions.iter_mut();
+        for class in range.start / self.per_class..range.end / self.per_class {
+            let c = self.class(class);
+            let mut packed = first_subset(self.l);
+            for r in 0..self.per_class {
+                *slots.next().expect("a slot of the block") = self.position(packed, &c) as u16;
+                if r + 1 < self.per_class {
+                    packed = next_subset(packed);
+                }
+            }
+        }
+    }
+
+    /// The position context of the slot of class `c` whose opponent stones are
+    /// `packed` (as [`position_of`] finds it in [`Geometry::context`]).
+    #[inline]
+    fn position(&self, packed: Bits, c: &Class) -> usize {
+        let (mut sums, mut mills) = (0, 0);
+        let mut stones = packed;
+        while stones != 0 {
+            let a = stones.trailing_zeros();
+            stones &= stones - 1;
+            let p = &c.points[a as usize];
+            sums += p.sums + ((p.adjacent & !packed).count_ones() << 16);
+            mills += p.mills;
+        }
+        let t = Tally { sums, mills };
+        let own_closable = (c.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
+        let opp_closable = c.opp_closable(packed, &t);
+        let own_mobility = MOBILITY_BUCKET[(c.own_slides - t.own_blocked()).min(63) as usize];
+        let opp_mobility = MOBILITY_BUCKET[t.opp_slides().min(63) as usize];
+        ((own_closable * CLOSABLE + opp_closable) * MOBILITY + own_mobility as usize) * MOBILITY
+            + opp_mobility as usize
+    }
+
     /// The context of the slot of class `c` whose opponent stones are `packed`,
     /// without the previous slot's result; `by_set` the results of the class's
     /// earlier slots by their opponent stones.
@@ -824,11 +865,27 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
     trits
 }
 
+/// Each slot's position context (as [`count_prior`] gives them), without a
+/// prior.
+pub(super) fn positions(g: &Geometry) -> Vec<u16> {
+    use rayon::prelude::*;
+    let mut positions = vec![0u16; g.size() as usize];
+    positions
+        .par_chunks_mut(g.block_slots() as usize)
+        .enumerate()
+        .for_each(|(b, p)| g.block_positions(b, p));
+    positions
+}
+
+/// The blocks a prior is counted over: one in this many ([`count_prior`]).
+pub const PRIOR_STRIDE: usize = 4;
+
 /// The prior of a sector whose trits are `trit(slot)`: each node's probability of a
-/// 0 bit over every block of the sector, 0 where a context was never seen; and
-/// each slot's position context (2 bytes a slot), which the coding of the
-/// blocks ([`Coding`]) and the depth model's walk take instead of computing it
-/// again.
+/// 0 bit over the sector's blocks `0, PRIOR_STRIDE, 2 PRIOR_STRIDE, ...` (a
+/// sample: the others' contexts are not computed), 0 where a context was never
+/// seen there; and each slot's position context (2 bytes a slot), which the
+/// coding of the blocks ([`Coding`]) and the depth model's walk take instead of
+/// computing it again.
 pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> (Vec<u16>, Vec<u16>) {
     use rayon::prelude::*;
     let mut positions = vec![0u16; g.size() as usize];
@@ -842,6 +899,10 @@ pub fn count_prior(g: &Geometry, trit: impl Fn(u64) -> u8 + Sync) -> (Vec<u16>, 
         .fold(
             || (vec![[0u32; 2]; NODES], g.set_table(0u8)),
             |(mut counts, mut by_set), (b, positions)| {
+                if b % PRIOR_STRIDE != 0 {
+                    g.block_positions(b, positions);
+                    return (counts, by_set);
+                }
                 let range = g.block_range(b);
                 let truth: Vec<u8> = range.clone().map(&trit).collect();
                 let mut seen = vec![0u8; truth.len()];

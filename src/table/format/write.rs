@@ -657,7 +657,8 @@ fn coder_fault(path: &Path, what: &str) -> FormatError {
 /// each decoded in memory and compared with what it codes); and the section's
 /// slots per block. The half distances must fit the model
 /// ([`depth_model::MAX_HALF`]). `positions`: each slot's position context, from
-/// the WDL model's prior ([`count_prior`]), or computed here.
+/// the WDL model's prior ([`count_prior`]), or computed here
+/// ([`super::model::positions`]).
 fn depth_model_blocks(
     path: &Path,
     meta: &SubspaceMeta,
@@ -669,7 +670,7 @@ fn depth_model_blocks(
     let lost = |s: u64| trit(codes[s as usize]);
     let positions = match positions {
         Some(p) => p,
-        None => count_prior(&g, lost).1,
+        None => super::model::positions(&g),
     };
     let prior = depth_model::count_prior(&g, lost, |s| half(codes[s as usize]), Some(&positions));
     let model = Model::from_prior(&prior);
