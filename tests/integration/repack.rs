@@ -1233,7 +1233,9 @@ fn recoded_after_readers(dir: &Path) -> Vec<Sector> {
     let small = |s: Sector| is_repacked(tb.sector_file(s).unwrap(), &smallest);
     for &reader in &sectors {
         let (quiet, capture) = reader.children();
-        let children = capture.into_iter().chain((!reader.is_moving()).then_some(quiet));
+        let children = capture
+            .into_iter()
+            .chain((!reader.is_moving()).then_some(quiet));
         for child in children.filter(|c| sectors.contains(c)) {
             assert!(
                 !small(child) || small(reader),

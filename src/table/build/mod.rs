@@ -64,7 +64,9 @@ pub enum Form {
     /// The smallest files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::smallest`]): each file is
     /// recoded in a background thread, checked on every slot, once no sector still
-    /// to be solved reads it, while the next is solved.
+    /// to be solved reads it and every file that reads it as a child is recoded
+    /// (so that recodes read their children in the fast form): where the last
+    /// solved files read every other (the whole game), after the last solve.
     Small,
     /// The serving profile's files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::serving`]): larger than
@@ -473,10 +475,16 @@ pub fn build_with(
     let mut recoder = match opts.form.recode_options() {
         None => None,
         Some(recode) => {
-            let (release, readers) =
-                release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
-            let r = Recoder::start(&opts.db, idx, opts.threads, recode, manifest.clone(), readers)
-                .map_err(BuildError::Threads)?;
+            let (release, readers) = release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
+            let r = Recoder::start(
+                &opts.db,
+                idx,
+                opts.threads,
+                recode,
+                manifest.clone(),
+                readers,
+            )
+            .map_err(BuildError::Threads)?;
             Some((r, release))
         }
     };
@@ -579,7 +587,8 @@ pub fn build_with(
 
 /// For each step of a build (`None`: before the first), the targets that may be
 /// recoded once it is done: every file of the run after its last reader still to
-/// be solved, or after it is written, or at once if neither.
+/// be solved, or after it is written, or at once if neither (queued then; the
+/// recoder takes each once its [`Readers`] are recoded).
 type Release = BTreeMap<Option<usize>, Vec<Sector>>;
 
 /// The [`Release`] of a run of the moving-phase `pairs` then the placement
@@ -637,7 +646,10 @@ fn release_plan(
     }
     let mut readers = Readers::new();
     for (_, writes, reads) in &steps {
-        for r in reads.iter().filter(|r| targets.contains(r) && !writes.contains(r)) {
+        for r in reads
+            .iter()
+            .filter(|r| targets.contains(r) && !writes.contains(r))
+        {
             readers.entry(*r).or_default().extend(writes);
         }
     }

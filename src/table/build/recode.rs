@@ -66,7 +66,10 @@ impl State {
                     || self.queue.contains(r)
                     || self.busy.is_some_and(|(b, _)| b == *r))
         };
-        !self.readers.get(&s).is_some_and(|rs| rs.iter().any(waits_for))
+        !self
+            .readers
+            .get(&s)
+            .is_some_and(|rs| rs.iter().any(waits_for))
     }
 
     /// The first queued sector that may be recoded now, taken off the queue.
