@@ -5,7 +5,7 @@
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use millbase::Rules;
-use millbase::table::build::{Observer, Step, Unit};
+use millbase::table::build::{Observer, RecodeOrder, Step, Unit};
 use millbase::table::sector::Sector;
 use std::fmt;
 use std::io::IsTerminal;
@@ -175,6 +175,18 @@ impl Observer for BuildBars {
             label(step.unit),
             step.positions
         ));
+    }
+
+    fn recode_order(&self, order: &RecodeOrder) {
+        if let RecodeOrder::AsSoonAsSolved { need, free } = *order {
+            self.say(format!(
+                "the fast form of the files still to solve (about {:.1} GB) would not fit the \
+                 {:.1} GB free: each file is recoded as soon as no solve reads it (its recode \
+                 then reads small children, which costs more processor time)",
+                need as f64 / 1e9,
+                free as f64 / 1e9
+            ));
+        }
     }
 
     fn recoding(&self, files: usize) {

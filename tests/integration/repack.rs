@@ -1310,3 +1310,33 @@ fn only_the_table_knows(idx: &Index, s: Sector, truth: &[u16], i: usize) -> bool
         && Value::from_code(truth[i]).wdl() != Wdl::Win
         && !pos.legal_plies(idx.rules()).iter().any(|p| p.removes())
 }
+
+/// `build --form small` on a disk too small for the fast form of the whole run
+/// (`MILLBASE_DISK_LIMIT` caps the free space it assumes) says so and recodes
+/// each file as soon as no solve reads it, reading small children: the files are
+/// the smallest form still, and answer every probe as the fast form's.
+#[test]
+fn a_small_form_build_short_of_disk_recodes_as_soon_as_solved() {
+    let scratch = Scratch::new("repack-small-form-short-of-disk");
+    let dir = scratch.join("small-build");
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["build", "--rules", "standard-4", "--form", "small", "--db"])
+        .arg(&dir)
+        .env("MILLBASE_DISK_LIMIT", "1000")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("would not fit the 0.0 GB free")
+            && said.contains("recoded as soon as no solve reads it"),
+        "{said}"
+    );
+    all_smallest(&dir);
+    let sectors = all_sectors(game4());
+    assert_eq!(all_sectors(&dir), sectors);
+    let changed = probes_equal(game4(), &dir, &sectors, STEP_4, 17);
+    assert!(changed > 100, "{changed} don't-cares exercised");
+}

@@ -22,6 +22,7 @@ use crate::table::pack::repack::{RepackError, RepackOptions};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use hook::test_abort;
+pub use recode::RecodeOrder;
 use recode::{Readers, Recoder};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -475,7 +476,13 @@ pub fn build_with(
     let mut recoder = match opts.form.recode_options() {
         None => None,
         Some(recode) => {
-            let (release, readers) = release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
+            let (release, mut readers) =
+                release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
+            let order = recode::order(&opts.db, idx, &pairs, &pair_done, &sectors, &sector_done);
+            observer.recode_order(&order);
+            if order != RecodeOrder::ReadersFirst {
+                readers.clear();
+            }
             let r = Recoder::start(
                 &opts.db,
                 idx,

@@ -3,6 +3,7 @@
 //! the `millbase` program draws progress bars from these events, a library user
 //! may log them, and [`Silent`] ignores them.
 
+use crate::table::build::RecodeOrder;
 use crate::table::sector::Sector;
 
 /// A unit of a build: a moving-phase pair (`k >= l`: both subspaces `k-l` and
@@ -61,6 +62,11 @@ pub trait Observer: Sync {
     /// `step` is solved and written.
     fn done(&self, step: &Step) {
         let _ = step;
+    }
+    /// The order in which the small form's recoding will take the files
+    /// (small and serving forms only; before the first step starts).
+    fn recode_order(&self, order: &RecodeOrder) {
+        let _ = order;
     }
     /// Every step is done or skipped, and the build waits for `files` files still
     /// to be recoded into the small form ([`crate::table::build::Form::Small`]).

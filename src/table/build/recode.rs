@@ -27,6 +27,93 @@ pub(crate) fn recode_memory(slots: u64) -> u64 {
     slots * 10
 }
 
+/// Bytes a slot of the fast form takes on disk, at most about (the whole standard
+/// game as built takes 0.36; small games more, per slot, in their headers).
+const FAST_BYTES_PER_SLOT: f64 = 0.5;
+
+/// The order in which the recoding thread takes finished files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecodeOrder {
+    /// Each file once no step still to be solved reads it and every file that
+    /// reads it as a child is recoded, so that recodes read their children in the
+    /// fast form; the fast form of the run stays on disk until then (in a whole
+    /// game, to the last solve).
+    ReadersFirst,
+    /// Each file once no step still to be solved reads it: the fast form of the
+    /// files still to be solved, about `need` bytes, would not fit the `free`
+    /// bytes of the directory's file system with a tenth to spare
+    /// (`MILLBASE_DISK_LIMIT=BYTES` caps what is taken as free).
+    AsSoonAsSolved {
+        /// Bytes the fast files still to be solved would take, about.
+        need: u64,
+        /// Bytes free for the directory.
+        free: u64,
+    },
+}
+
+/// The order for a run of the moving-phase `pairs` then the placement `sectors`
+/// into `db`, of which those marked done are finished already: readers first if
+/// the fast form of the rest fits the disk.
+pub(crate) fn order(
+    db: &Path,
+    idx: &Index,
+    pairs: &[(u32, u32)],
+    pair_done: &[bool],
+    sectors: &[Sector],
+    sector_done: &[bool],
+) -> RecodeOrder {
+    let pair_slots = pairs
+        .iter()
+        .zip(pair_done)
+        .filter(|&(_, &done)| !done)
+        .map(|(&(k, l), _)| idx.size(k, l) + if k == l { 0 } else { idx.size(l, k) });
+    let sector_slots = sectors
+        .iter()
+        .zip(sector_done)
+        .filter(|&(_, &done)| !done)
+        .map(|(s, _)| {
+            let (k, l) = s.counts();
+            idx.size(k, l)
+        });
+    let need =
+        ((pair_slots.sum::<u64>() + sector_slots.sum::<u64>()) as f64 * FAST_BYTES_PER_SLOT) as u64;
+    let limit = std::env::var("MILLBASE_DISK_LIMIT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    let free = match (free_disk(db), limit) {
+        (Some(f), Some(l)) => Some(f.min(l)),
+        (f, l) => f.or(l),
+    };
+    match free {
+        Some(free) if need > free - free / 10 => RecodeOrder::AsSoonAsSolved { need, free },
+        _ => RecodeOrder::ReadersFirst,
+    }
+}
+
+/// Bytes free to an unprivileged user on the file system of `dir` (`None` if
+/// unknown).
+#[cfg(unix)]
+fn free_disk(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `path` is a NUL-terminated string and `stat` is writable memory of
+    // the type statvfs fills; it is read only if the call succeeds.
+    let stat = unsafe {
+        if libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) != 0 {
+            return None;
+        }
+        stat.assume_init()
+    };
+    Some(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+/// Bytes free on the file system of `dir`: not known here.
+#[cfg(not(unix))]
+fn free_disk(_dir: &Path) -> Option<u64> {
+    None
+}
+
 /// For each file of a run, the other files of the run whose recoding reads it
 /// as a child (the fill reads the capturing plies' children, the check every
 /// child), leaving out those written by the same step (a moving-phase pair's
