@@ -18,8 +18,19 @@ use std::sync::OnceLock;
 
 /// Binomial coefficients `C(n, k)` for `n, k <= 32`.
 pub fn binomial(n: u32, k: u32) -> u64 {
+    if k > n {
+        0
+    } else {
+        binomials()[n as usize][k as usize]
+    }
+}
+
+/// The table of [`binomial`], `t[n][k]` for `k <= n <= 32` (0 above the diagonal),
+/// built on first use: loops that look up many coefficients take it once.
+#[inline]
+fn binomials() -> &'static [[u64; 33]; 33] {
     static TABLE: OnceLock<[[u64; 33]; 33]> = OnceLock::new();
-    let t = TABLE.get_or_init(|| {
+    TABLE.get_or_init(|| {
         let mut t = [[0u64; 33]; 33];
         for n in 0..33 {
             t[n][0] = 1;
@@ -28,8 +39,7 @@ pub fn binomial(n: u32, k: u32) -> u64 {
             }
         }
         t
-    });
-    if k > n { 0 } else { t[n as usize][k as usize] }
+    })
 }
 
 /// Packs the bits of `x` selected by `mask` into the low bits. Uses the BMI2
@@ -223,14 +233,16 @@ impl ColexRank {
 /// The colex unrank: the `k`-subset of `n` points with rank `r`. Walks the points
 /// down from the top once, so it costs at most `n` table look-ups.
 pub fn unrank(mut r: u64, k: u32, n: u32) -> Bits {
+    let t = binomials();
     let mut set = 0;
-    let mut p = n;
-    for i in (1..=k).rev() {
+    let mut p = n as usize;
+    for i in (1..=k as usize).rev() {
         p -= 1;
-        while binomial(p, i) > r {
+        // `t[p][i]` is 0 for `p < i`, so the walk stops at `p = i - 1` at the latest.
+        while t[p][i] > r {
             p -= 1;
         }
-        r -= binomial(p, i);
+        r -= t[p][i];
         set |= 1 << p;
     }
     set
@@ -621,11 +633,21 @@ impl Index {
     /// A raw position `(own, opp)` of slot `idx` of subspace `k-l`. For a duplicate
     /// slot this is a position of the class whose canonical slot is elsewhere.
     pub fn position(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits) {
+        let (own, opp, _) = self.position_with_stab(k, l, idx);
+        (own, opp)
+    }
+
+    /// [`Index::position`] of slot `idx` of subspace `k-l`, with the stabilizer
+    /// of its class's representative (what [`Index::class`] gives of it).
+    #[inline]
+    pub fn position_with_stab(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits, u16) {
         let per = self.per_class(k, l);
-        let rep = self.tables(k).reps[(idx / per) as usize];
+        let (class, r) = (idx / per, idx % per);
+        let tables = self.tables(k);
+        let rep = tables.reps[class as usize];
         let free = self.rules.all() & !rep;
-        let opp = pdep(unrank(idx % per, l, free.count_ones()), free);
-        (rep, opp)
+        let opp = pdep(unrank(r, l, free.count_ones()), free);
+        (rep, opp, tables.stabs[class as usize])
     }
 
     /// The positions of slots `range` of subspace `k-l`, in slot order, as

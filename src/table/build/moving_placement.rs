@@ -93,10 +93,17 @@ fn plies<'e>(
     // The opponent moves next: its stones, unchanged but by a removal, choose the
     // symmetry of every successor's slot.
     let canon = idx.canon(opp);
+    // A successor's slot without a removal takes the mover's stones mapped by
+    // `canon.sym`: they are mapped once, and each ply then changes a point or two
+    // of the image.
+    let perm = &rules.symmetries[canon.sym as usize];
+    let own_image = rules.map(canon.sym as usize, own);
+    let bit = |p: u8| (1 as Bits) << perm[p as usize];
     let mut any = false;
-    // A ply that puts a stone on `to`, the mover's stones then `after` and its hand
-    // `hand`; `inside`: a move, which stays in the pair unless it closes a mill.
-    let mut land = |after: Bits, to: u8, hand: u8, inside: bool| {
+    // A ply that puts a stone on `to`, the mover's stones then `after` (mapped by
+    // `canon.sym`: `image`) and its hand `hand`; `inside`: a move, which stays in the
+    // pair unless it closes a mill.
+    let mut land = |after: Bits, image: Bits, to: u8, hand: u8, inside: bool| {
         any = true;
         let next = |opp_after: Bits| Sector {
             k: opp_after.count_ones() as u8,
@@ -115,21 +122,24 @@ fn plies<'e>(
                 }));
             }
         } else if inside {
-            f(Ply::Quiet(idx.slot(&canon, after)));
+            f(Ply::Quiet(idx.slot_of_image(&canon, image)));
         } else {
-            f(Ply::Exit(exits.cell(next(opp), idx.slot(&canon, after))));
+            f(Ply::Exit(
+                exits.cell(next(opp), idx.slot_of_image(&canon, image)),
+            ));
         }
     };
     if s.hk > 0 {
         for to in points(empty) {
-            land(own | 1 << to, to, s.hk - 1, false);
+            land(own | 1 << to, own_image | bit(to), to, s.hk - 1, false);
         }
     }
     if s.hk == 0 || rules.move_in_placement {
         let fly = rules.flies(own.count_ones(), s.hk);
         for from in points(own) {
             for to in points(rules.destinations(from, empty, fly)) {
-                land(own ^ (1 << from) ^ (1 << to), to, s.hk, true);
+                let image = own_image ^ bit(from) ^ bit(to);
+                land(own ^ (1 << from) ^ (1 << to), image, to, s.hk, true);
             }
         }
     }
@@ -273,8 +283,7 @@ impl Unmoves for Pair<'_> {
     fn predecessors(&self, side: usize, slot: u64, out: &mut Slots) -> usize {
         let (idx, s) = (self.idx, self.sides[side]);
         let (k, l) = s.counts();
-        let (own, opp) = idx.position(k, l, slot);
-        let (_, stab) = idx.class(k, slot / idx.per_class(k, l));
+        let (own, opp, stab) = idx.position_with_stab(k, l, slot);
         predecessors(idx, s, own, opp, stab, out)
     }
 
@@ -311,7 +320,6 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
     let rules = idx.rules();
     let (k, l) = s.counts();
     let n = cells.values.len();
-    let per = idx.per_class(k, l);
     let chunks = n.div_ceil(CHUNK);
     let done = AtomicU64::new(0);
     (0..chunks).into_par_iter().for_each(|c| {
@@ -319,15 +327,16 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
         let mut found: Vec<&u16> = Vec::with_capacity(BATCH * 32);
         let mut quiet = [0; MOST_MOVES];
         let slots = c * CHUNK..((c + 1) * CHUNK).min(n);
+        // The positions in slot order, each with its canonical twin: a slot is
+        // canonical unless a symmetry fixing its class's representative maps it
+        // to a smaller slot.
+        let mut walk = idx.positions_with_twins(k, l, slots.start as u64..slots.end as u64);
         for first in slots.clone().step_by(BATCH) {
             batch.clear();
             found.clear();
             for slot in first..(first + BATCH).min(slots.end) {
-                let (own, opp) = idx.position(k, l, slot as u64);
-                // `own` is its class's representative: a slot is canonical unless
-                // a symmetry fixes `own` and maps `opp` to a smaller slot.
-                let (_, stab) = idx.class(k, slot as u64 / per);
-                if stab != 0 && idx.index(own, opp) != slot as u64 {
+                let (own, opp, twin) = walk.next().expect("one position per slot");
+                if twin != slot as u64 {
                     cells.values[slot].store(DUPLICATE, Relaxed);
                     continue;
                 }

@@ -35,7 +35,7 @@ use crate::table::build::layers::{
     self, Cells, DUPLICATE, MOST_MOVES, Slots, Unmoves, distinct, most_quiet_moves,
 };
 use crate::table::build::summary::Summary;
-use crate::table::index::{Index, first_subset, next_subset, pdep};
+use crate::table::index::{Canon, Index, first_subset, next_subset, pdep};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -110,35 +110,47 @@ impl Captures {
 /// together (the look-ups are cache and TLB misses into the lower subspace).
 const BATCH: usize = 64;
 
+/// The removal of one opponent stone from a position, as the slots of the
+/// captures that make it need it: the class of the opponent's stones left, and the
+/// mover's stones before the move mapped by its symmetry (a move then changes two
+/// points of the image, `perm` their images).
+struct Removal<'a> {
+    canon: Canon,
+    own_image: Bits,
+    perm: &'a [u8],
+}
+
 struct Solver<'a> {
     idx: &'a Index,
     rules: &'a Rules,
 }
 
 impl Solver<'_> {
-    /// Calls `f(own_after, closes_mill)` for every move of the side to move.
+    /// Calls `f(from, to, closes_mill)` for every move of the side to move, from
+    /// point `from` to point `to`.
     #[inline]
-    fn moves(&self, own: Bits, opp: Bits, mut f: impl FnMut(Bits, bool)) {
+    fn moves(&self, own: Bits, opp: Bits, mut f: impl FnMut(u8, u8, bool)) {
         let empty = self.rules.all() & !(own | opp);
         let fly = self.rules.flies(own.count_ones(), 0);
         for from in points(own) {
             for to in points(self.rules.destinations(from, empty, fly)) {
                 let after = own ^ (1 << from) ^ (1 << to);
-                f(after, self.rules.closes_mill(after, to));
+                f(from, to, self.rules.closes_mill(after, to));
             }
         }
     }
 
     /// Scans the moves of `(own, opp)` in side `s`: capture successors' slots are
-    /// appended to `captures` (and prefetched); with `count_quiet`, the distinct
-    /// quiet successors are counted.
-    fn scan(
-        &self,
+    /// appended to `captures` (and prefetched); with `quiet` (scratch space), the
+    /// distinct quiet successors are counted. `removals` is scratch space.
+    fn scan<'r>(
+        &'r self,
         s: &Side,
         own: Bits,
         opp: Bits,
-        count_quiet: bool,
+        mut quiet: Option<&mut Slots>,
         captures: &mut Vec<u64>,
+        removals: &mut Vec<Removal<'r>>,
     ) -> Scan {
         let mut e = Scan {
             first: captures.len(),
@@ -146,32 +158,61 @@ impl Solver<'_> {
         };
         let removable = self.rules.removable(opp);
         let canon = self.idx.canon(opp);
-        let mut buf = [0u64; MOST_MOVES];
-        self.moves(own, opp, |after, closes| {
+        // A quiet successor's slot takes the mover's stones mapped by `canon.sym`:
+        // they are mapped once, and each move then moves two points of the image.
+        let perm = &self.rules.symmetries[canon.sym as usize];
+        let own_image = if quiet.is_some() && canon.stab != 0 {
+            self.rules.map(canon.sym as usize, own)
+        } else {
+            0
+        };
+        removals.clear();
+        self.moves(own, opp, |from, to, closes| {
             e.any_move = true;
             if closes {
                 match s.lower {
                     None => e.wins_now = true,
                     Some(lower) => {
-                        for r in points(removable) {
-                            let slot = self.idx.index(opp & !(1 << r), after);
+                        if removals.is_empty() {
+                            removals.extend(points(removable).map(|r| self.removal(own, opp, r)));
+                        }
+                        for m in removals.iter() {
+                            let image = m.own_image
+                                ^ (1 << m.perm[from as usize])
+                                ^ (1 << m.perm[to as usize]);
+                            let slot = self.idx.slot_of_image(&m.canon, image);
                             crate::memory::prefetch(&lower[slot as usize]);
                             captures.push(slot);
                         }
                     }
                 }
-            } else if count_quiet {
+            } else if let Some(buf) = quiet.as_deref_mut() {
                 if canon.stab != 0 {
-                    buf[e.quiet as usize] = self.idx.slot(&canon, after);
+                    let image = own_image ^ (1 << perm[from as usize]) ^ (1 << perm[to as usize]);
+                    buf[e.quiet as usize] = self.idx.slot_of_image(&canon, image);
                 }
                 e.quiet += 1;
             }
         });
-        if canon.stab != 0 {
+        if let Some(buf) = quiet
+            && canon.stab != 0
+        {
             e.quiet = distinct(&mut buf[..e.quiet as usize]) as u16;
         }
         e.end = captures.len();
         e
+    }
+
+    /// The removal of the opponent's stone `r` from `(own, opp)`, for the slots of
+    /// the captures that make it.
+    #[inline]
+    fn removal(&self, own: Bits, opp: Bits, r: u8) -> Removal<'_> {
+        let canon = self.idx.canon(opp & !(1 << r));
+        Removal {
+            canon,
+            own_image: self.rules.map(canon.sym as usize, own),
+            perm: &self.rules.symmetries[canon.sym as usize],
+        }
     }
 
     /// Initial cell of a position from its scan and its captures' values; `stuck`
@@ -184,7 +225,7 @@ impl Solver<'_> {
     /// Longest opponent win through a capture from `(own, opp)`, if any.
     fn longest_capture_loss(&self, s: &Side, own: Bits, opp: Bits) -> Option<u16> {
         let mut captures = Vec::new();
-        let scan = self.scan(s, own, opp, false, &mut captures);
+        let scan = self.scan(s, own, opp, None, &mut captures, &mut Vec::new());
         Captures::of(&scan, &captures, s.lower).loss
     }
 
@@ -221,6 +262,8 @@ impl Solver<'_> {
             let mut packed = first_subset(s.l);
             let mut captures = Vec::with_capacity(BATCH * 16);
             let mut batch: Vec<(usize, Scan, Bits)> = Vec::with_capacity(BATCH);
+            let mut removals = Vec::new();
+            let mut quiet = [0; MOST_MOVES];
             let mut r = 0;
             while r < per {
                 captures.clear();
@@ -235,7 +278,8 @@ impl Solver<'_> {
                     if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
                         cells.values[slot].store(DUPLICATE, Relaxed);
                     } else {
-                        let scan = self.scan(s, rep, opp, true, &mut captures);
+                        let scan =
+                            self.scan(s, rep, opp, Some(&mut quiet), &mut captures, &mut removals);
                         batch.push((slot, scan, free & !opp));
                     }
                 }
@@ -263,8 +307,7 @@ struct Pair<'a, 'b> {
 impl Unmoves for Pair<'_, '_> {
     fn predecessors(&self, side: usize, slot: u64, out: &mut Slots) -> usize {
         let (idx, s) = (self.solver.idx, &self.sides[side]);
-        let (own, opp) = idx.position(s.k, s.l, slot);
-        let (_, stab) = idx.class(s.k, slot / idx.per_class(s.k, s.l));
+        let (own, opp, stab) = idx.position_with_stab(s.k, s.l, slot);
         self.solver.predecessors(own, opp, stab, out)
     }
 
