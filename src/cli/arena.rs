@@ -5,7 +5,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use millbase::play::arena::{self, ArenaConfig, Openings, PlayerSpec, UciDefaults};
 use millbase::play::protocol::client::GoLimits;
-use millbase::table::probe::Tablebase;
 use millbase::{Game, Rules};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -94,7 +93,7 @@ pub struct ArenaArgs {
 pub fn arena(args: ArenaArgs) -> Result<ExitCode> {
     ignore_sigpipe();
     let db = match &args.db {
-        Some(dir) => Some(Arc::new(Tablebase::open(dir)?)),
+        Some(dir) => Some(Arc::new(super::db::open_sized(dir)?)),
         None => None,
     };
     // The games are played under the databases' rules (their manifest says them).

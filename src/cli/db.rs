@@ -100,10 +100,31 @@ pub struct StatsArgs {
     json: bool,
 }
 
+/// The block cache the command line asked for (`--cache-mb`), bytes.
+static CACHE_LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
+/// Sets the block cache of every tablebase the command opens to `mib` MiB.
+pub(crate) fn set_cache_mib(mib: u64) {
+    let bytes = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    let _ = CACHE_LIMIT.set(bytes);
+}
+
+/// Opens the database directory `dir` for probing, with the block cache
+/// `--cache-mb` asked for (else the library's default).
+pub(crate) fn open_sized(
+    dir: &std::path::Path,
+) -> Result<millbase::table::probe::Tablebase, millbase::table::probe::ProbeError> {
+    let tb = millbase::table::probe::Tablebase::open(dir)?;
+    if let Some(&bytes) = CACHE_LIMIT.get() {
+        tb.set_cache_limit(bytes);
+    }
+    Ok(tb)
+}
+
 /// Opens the database directory `dir` for probing, warning on standard error when
 /// its manifest could not be read (the rules then come from the files' headers).
 pub(crate) fn open_tablebase(dir: &std::path::Path) -> Result<millbase::table::probe::Tablebase> {
-    let tb = millbase::table::probe::Tablebase::open(dir)?;
+    let tb = open_sized(dir)?;
     if let Some(problem) = tb.manifest_problem() {
         eprintln!(
             "warning: {problem}\nwarning: the rules are read from the database files' headers: {}",

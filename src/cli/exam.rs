@@ -7,7 +7,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use millbase::play::arena::PlayerSpec;
 use millbase::play::arena::exam::{self, ExamConfig};
-use millbase::table::probe::Tablebase;
 use std::ops::RangeInclusive;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,7 +69,7 @@ fn ply_range(text: &str) -> Result<RangeInclusive<usize>, String> {
 /// `millbase exam PLAYER [PLAYER] --db DIR ...`.
 pub fn exam(args: ExamArgs) -> Result<ExitCode> {
     ignore_sigpipe();
-    let db = Arc::new(Tablebase::open(&args.db)?);
+    let db = Arc::new(super::db::open_sized(&args.db)?);
     if !db.has_placement() {
         bail!(
             "{} has no placement sectors: the exam draws positions from the start, so it \

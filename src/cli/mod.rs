@@ -24,6 +24,11 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "millbase", version, about)]
 struct Cli {
+    /// MiB of decompressed database blocks a command that probes databases keeps
+    /// in memory (default 1024): more keeps a whole game's play warm.
+    #[arg(long, global = true, value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    cache_mb: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -73,6 +78,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Ok(cli) => cli,
         Err(e) => return Ok(usage_error(e)),
     };
+    if let Some(mb) = cli.cache_mb {
+        db::set_cache_mib(mb);
+    }
     match cli.command {
         Command::Show(a) => board::show(a),
         Command::Moves(a) => board::moves(a),

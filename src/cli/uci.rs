@@ -81,7 +81,7 @@ fn endgame(tb: Tablebase, warm: bool, sink: LineSink) -> Arc<dyn Endgame> {
 
 /// Opens a database directory for the engine (`DatabasePath`), of `rules` if given.
 fn open_tablebase(dir: &Path, rules: Option<&Rules>) -> Result<Tablebase, String> {
-    let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
+    let tb = super::db::open_sized(dir).map_err(|e| e.to_string())?;
     if tb.available().is_empty() {
         return Err(format!(
             "{}: no database files (k-l.mdb) here",

@@ -320,3 +320,30 @@ fn warm_is_reported_and_changes_no_answer() {
     cold.send("quit");
     assert!(cold.child.wait().unwrap().success());
 }
+
+/// `--cache-mb` sets the block cache of the databases a command opens: the warm
+/// line of `uci --warm` names it as the limit; a size of 0 is refused.
+#[test]
+fn cache_mb_sets_the_block_cache() {
+    let dir = crate::common::standard_4().to_str().unwrap();
+    let mut s = Session::start_with(&[
+        "--rules",
+        "standard-4",
+        "--db",
+        dir,
+        "--warm",
+        "--cache-mb",
+        "16",
+    ]);
+    let done = s.until(WARM_DONE).pop().unwrap();
+    assert!(done.contains(" of 16.0 MiB)"), "{done}");
+    s.send("quit");
+    assert!(s.child.wait().unwrap().success());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .args(["probe", "startpos", "--db", dir, "--cache-mb", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--cache-mb") && err.contains("1..="), "{err}");
+}
