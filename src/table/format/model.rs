@@ -307,13 +307,7 @@ impl Geometry {
             sums += p.sums + ((p.adjacent & !packed).count_ones() << 16);
             mills += p.mills;
         }
-        let t = Tally { sums, mills };
-        let own_closable = (c.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
-        let opp_closable = c.opp_closable(packed, &t);
-        let own_mobility = MOBILITY_BUCKET[(c.own_slides - t.own_blocked()).min(63) as usize];
-        let opp_mobility = MOBILITY_BUCKET[t.opp_slides().min(63) as usize];
-        ((own_closable * CLOSABLE + opp_closable) * MOBILITY + own_mobility as usize) * MOBILITY
-            + opp_mobility as usize
+        c.position_of(packed, &Tally { sums, mills })
     }
 
     /// The context of the slot of class `c` whose opponent stones are `packed`,
@@ -343,15 +337,7 @@ impl Geometry {
         }
         let count = |t: u32| (near >> (8 * t) & 0xff).min(2) as usize;
         let neighbours = 9 * count(1) + 3 * count(0) + count(2);
-        let t = Tally { sums, mills };
-        let own_closable = (c.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
-        let opp_closable = c.opp_closable(packed, &t);
-        let own_mobility = MOBILITY_BUCKET[(c.own_slides - t.own_blocked()).min(63) as usize];
-        let opp_mobility = MOBILITY_BUCKET[t.opp_slides().min(63) as usize];
-        (((neighbours * CLOSABLE + own_closable) * CLOSABLE + opp_closable) * MOBILITY
-            + own_mobility as usize)
-            * MOBILITY
-            + opp_mobility as usize
+        neighbours * POSITIONS + c.position_of(packed, &Tally { sums, mills })
     }
 }
 
@@ -542,6 +528,18 @@ impl Class {
             mills += p.mills;
         }
         Tally { sums, mills }
+    }
+
+    /// The position context of the slot whose opponent stones are `packed`, from
+    /// their tally `t`: the closable mills of both sides and their mobilities.
+    #[inline]
+    fn position_of(&self, packed: Bits, t: &Tally) -> usize {
+        let own_closable = (self.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
+        let opp_closable = self.opp_closable(packed, t);
+        let own_mobility = MOBILITY_BUCKET[(self.own_slides - t.own_blocked()).min(63) as usize];
+        let opp_mobility = MOBILITY_BUCKET[t.opp_slides().min(63) as usize];
+        ((own_closable * CLOSABLE + opp_closable) * MOBILITY + own_mobility as usize) * MOBILITY
+            + opp_mobility as usize
     }
 
     /// The opponent's closable mills (up to 3) with its stones `packed` (tallied
