@@ -605,14 +605,24 @@ impl Index {
             return c.class as u64 * self.per_class(c.k, l) + self.colex.rank(rep) as u64;
         }
         let free = self.rules.all() & !c.rep;
-        let mut r = self.colex.rank(pext(o, free));
-        let mut stab = c.stab;
+        let least = self.least_image(c.stab, o);
+        c.class as u64 * self.per_class(c.k, l) + self.colex.rank(pext(least, free)) as u64
+    }
+
+    /// The numerically least image of `o` under the symmetries `stab` (and the
+    /// identity), which fix a representative that `o` avoids: the image of least
+    /// colex rank among the points the representative leaves free, since every
+    /// image avoids it too, `pext` keeps the order of the sets it packs, and colex
+    /// order is the order of the sets as numbers. One map per symmetry, one rank.
+    #[inline]
+    fn least_image(&self, mut stab: u16, o: Bits) -> Bits {
+        let mut least = o;
         while stab != 0 {
             let s = stab.trailing_zeros() as usize;
             stab &= stab - 1;
-            r = r.min(self.colex.rank(pext(self.rules.map(s, o), free)));
+            least = least.min(self.rules.map(s, o));
         }
-        c.class as u64 * self.per_class(c.k, l) + r as u64
+        least
     }
 
     /// The colex rank of `set` among the sets of its size of the points `rep` leaves
@@ -648,6 +658,32 @@ impl Index {
         let free = self.rules.all() & !rep;
         let opp = pdep(unrank(r, l, free.count_ones()), free);
         (rep, opp, tables.stabs[class as usize])
+    }
+
+    /// The canonical slot of slot `idx` of subspace `k-l` ([`Index::index`] of
+    /// its [`Index::position`]): `idx` itself unless it is a duplicate. Only a
+    /// class whose representative some symmetry fixes has duplicates; their
+    /// canonical twin holds the least image of the opponent's stones.
+    pub fn twin(&self, k: u32, l: u32, idx: u64) -> u64 {
+        let per = self.per_class(k, l);
+        let (class, r) = (idx / per, idx % per);
+        let tables = self.tables(k);
+        let stab = tables.stabs[class as usize];
+        if stab == 0 {
+            return idx;
+        }
+        let free = self.rules.all() & !tables.reps[class as usize];
+        let opp = pdep(unrank(r, l, free.count_ones()), free);
+        class * per + self.colex.rank(pext(self.least_image(stab, opp), free)) as u64
+    }
+
+    /// Whether the opponent set `opp` is the least of its images under the
+    /// symmetries `stab` that fix the representative of the side to move's class
+    /// (`opp` avoids it): the position of that representative and `opp` is then in
+    /// its canonical slot, else in a duplicate.
+    #[inline]
+    pub fn is_least(&self, stab: u16, opp: Bits) -> bool {
+        self.least_image(stab, opp) == opp
     }
 
     /// The positions of slots `range` of subspace `k-l`, in slot order, as
@@ -704,15 +740,12 @@ impl Index {
             let mut twin = slot;
             if TWINS {
                 // As [`Index::slot_of_image`] with the representative's own class
-                // (its symmetry the identity): the least rank over the stabilizer.
-                let mut rank = r;
-                let mut s = stab;
-                while s != 0 {
-                    let sym = s.trailing_zeros() as usize;
-                    s &= s - 1;
-                    rank = rank.min(self.colex.rank(pext(self.rules.map(sym, opp), free)) as u64);
+                // (its symmetry the identity): the rank of the least image over the
+                // stabilizer, the slot's own unless that image is another set.
+                let least = self.least_image(stab, opp);
+                if least != opp {
+                    twin = slot - (r - self.colex.rank(pext(least, free)) as u64);
                 }
-                twin = slot - (r - rank);
             }
             let here = (rep, opp, twin);
             r += 1;
@@ -996,6 +1029,48 @@ mod tests {
             seen += (canonical == i) as u32;
         }
         assert!(seen > 0);
+    }
+
+    /// In a class whose representative some symmetry fixes, the canonical slot of
+    /// a position is the least colex rank, among the points the representative
+    /// leaves free, of the opponent set's images under the stabilizer, taken here
+    /// one by one as the definition says (the index ranks the least image only);
+    /// [`Index::twin`] and [`Index::is_least`] agree with [`Index::index`].
+    #[test]
+    fn slots_of_symmetric_classes_are_the_least_rank_of_the_images() {
+        for rules in [Rules::standard(), Rules::by_name("morabaraba").unwrap()] {
+            let idx = Index::for_rules(rules);
+            for (k, l) in [(3, 4), (4, 4), (6, 5)] {
+                let per = idx.per_class(k, l);
+                let (mut checked, mut duplicates) = (0, 0);
+                for class in 0..idx.classes(k) {
+                    let (rep, stab) = idx.class(k, class);
+                    if stab == 0 {
+                        continue;
+                    }
+                    let free = rules.all() & !rep;
+                    for r in (0..per).step_by(5) {
+                        let slot = class * per + r;
+                        let (own, opp) = idx.position(k, l, slot);
+                        let least = (0..rules.symmetries.len())
+                            .filter(|&s| s == 0 || stab >> s & 1 == 1)
+                            .map(|s| idx.colex.rank(pext(rules.map(s, opp), free)))
+                            .min()
+                            .unwrap();
+                        let canonical = class * per + least as u64;
+                        assert_eq!(idx.index(own, opp), canonical, "{k}-{l} slot {slot}");
+                        assert_eq!(idx.twin(k, l, slot), canonical, "{k}-{l} slot {slot}");
+                        assert_eq!(idx.is_least(stab, opp), canonical == slot);
+                        checked += 1;
+                        duplicates += (canonical != slot) as u32;
+                    }
+                }
+                assert!(
+                    checked > 100 && duplicates > 10,
+                    "{k}-{l}: {checked}, {duplicates}"
+                );
+            }
+        }
     }
 
     /// With no stone of the side to move on the board (the empty board's children)

@@ -46,18 +46,49 @@ impl<'a> Exits<'a> {
         Exits { sectors }
     }
 
-    /// The cell of slot `slot` of exit sector `c`.
-    ///
-    /// Panics if `c` is not among the exits (the pair's plies lead only into
-    /// [`exits`]).
-    #[inline]
-    fn cell(&self, c: Sector, slot: u64) -> &'a u16 {
-        let (_, codes) = self
-            .sectors
+    /// The codes of exit sector `c`, if loaded.
+    fn codes(&self, c: Sector) -> Option<&'a [u16]> {
+        self.sectors
             .iter()
             .find(|(s, _)| *s == c)
-            .expect("every exit sector is loaded");
-        &codes[slot as usize]
+            .map(|(_, codes)| codes.as_slice())
+    }
+}
+
+/// The exit sectors of the plies of one sector of a pair, found once for all its
+/// positions: every ply of a kind leads into the same sector (the counts of stones
+/// on board and in hand change the same way).
+struct Targets<'e> {
+    /// Where a placement that closes no mill leads.
+    place: Option<&'e [u16]>,
+    /// Where a placement that closes a mill leads, after the removal.
+    place_mill: Option<&'e [u16]>,
+    /// Where a move that closes a mill leads, after the removal.
+    move_mill: Option<&'e [u16]>,
+    /// A removal leaves the opponent fewer than three stones: it wins at once.
+    removal_wins: bool,
+}
+
+impl<'e> Targets<'e> {
+    /// The exits of the plies of sector `s` among `exits`.
+    fn of(s: Sector, exits: &Exits<'e>) -> Targets<'e> {
+        let to = |k: u8, l: u8, hl: u8| Sector { k, l, hk: s.hl, hl };
+        let (placed, left) = (s.hk.saturating_sub(1), s.l.saturating_sub(1));
+        Targets {
+            place: exits.codes(to(s.l, s.k + 1, placed)),
+            place_mill: exits.codes(to(left, s.k + 1, placed)),
+            move_mill: exits.codes(to(left, s.k, s.hk)),
+            removal_wins: (left as u32 + s.hl as u32) < 3,
+        }
+    }
+
+    /// The cell of slot `slot` of the exit `codes`.
+    ///
+    /// Panics if the exit is not loaded (the pair's plies lead only into
+    /// [`exits`], all loaded).
+    #[inline]
+    fn cell(codes: Option<&'e [u16]>, slot: u64) -> &'e u16 {
+        &codes.expect("every exit sector is loaded")[slot as usize]
     }
 }
 
@@ -78,18 +109,29 @@ enum Ply<'e> {
     Quiet(u64),
 }
 
+/// What [`plies`] says of a position besides its plies.
+struct Plied {
+    /// It has a ply.
+    any: bool,
+    /// Two of its quiet plies may lead into one slot: a symmetry fixes the
+    /// opponent's stones (else distinct plies, leaving distinct stones for the
+    /// mover, reach distinct slots).
+    may_repeat: bool,
+}
+
 /// Calls `f` for every ply of `(own, opp)` in sector `s`, an exit with its cell
-/// among `exits`. Returns whether there is a ply.
+/// among `targets` (the exits of `s`).
 fn plies<'e>(
     idx: &Index,
     s: Sector,
     (own, opp): (Bits, Bits),
-    exits: &Exits<'e>,
+    targets: &Targets<'e>,
     mut f: impl FnMut(Ply<'e>),
-) -> bool {
+) -> Plied {
     let rules = idx.rules();
     let empty = rules.all() & !(own | opp);
-    let removable = rules.removable(opp);
+    // The stones a removal may take, found at the first ply that closes a mill.
+    let mut removable = None;
     // The opponent moves next: its stones, unchanged but by a removal, choose the
     // symmetry of every successor's slot.
     let canon = idx.canon(opp);
@@ -101,37 +143,36 @@ fn plies<'e>(
     let bit = |p: u8| (1 as Bits) << perm[p as usize];
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` (mapped by
-    // `canon.sym`: `image`) and its hand `hand`; `inside`: a move, which stays in the
-    // pair unless it closes a mill.
-    let mut land = |after: Bits, image: Bits, to: u8, hand: u8, inside: bool| {
+    // `canon.sym`: `image`); `inside`: a move, which stays in the pair unless it
+    // closes a mill.
+    let mut land = |after: Bits, image: Bits, to: u8, inside: bool| {
         any = true;
-        let next = |opp_after: Bits| Sector {
-            k: opp_after.count_ones() as u8,
-            l: after.count_ones() as u8,
-            hk: s.hl,
-            hl: hand,
-        };
         if opp != 0 && rules.closes_mill(after, to) {
+            let codes = if inside {
+                targets.move_mill
+            } else {
+                targets.place_mill
+            };
+            let removable = *removable.get_or_insert_with(|| rules.removable(opp));
             for r in points(removable) {
-                let left = opp & !(1 << r);
-                let c = next(left);
-                f(Ply::Exit(if c.k as u32 + c.hk as u32 >= 3 {
-                    exits.cell(c, idx.index(left, after))
-                } else {
+                f(Ply::Exit(if targets.removal_wins {
                     &LOST_NOW
+                } else {
+                    Targets::cell(codes, idx.index(opp & !(1 << r), after))
                 }));
             }
         } else if inside {
             f(Ply::Quiet(idx.slot_of_image(&canon, image)));
         } else {
-            f(Ply::Exit(
-                exits.cell(next(opp), idx.slot_of_image(&canon, image)),
-            ));
+            f(Ply::Exit(Targets::cell(
+                targets.place,
+                idx.slot_of_image(&canon, image),
+            )));
         }
     };
     if s.hk > 0 {
         for to in points(empty) {
-            land(own | 1 << to, own_image | bit(to), to, s.hk - 1, false);
+            land(own | 1 << to, own_image | bit(to), to, false);
         }
     }
     if s.hk == 0 || rules.move_in_placement {
@@ -139,11 +180,14 @@ fn plies<'e>(
         for from in points(own) {
             for to in points(rules.destinations(from, empty, fly)) {
                 let image = own_image ^ bit(from) ^ bit(to);
-                land(own ^ (1 << from) ^ (1 << to), image, to, s.hk, true);
+                land(own ^ (1 << from) ^ (1 << to), image, to, true);
             }
         }
     }
-    any
+    Plied {
+        any,
+        may_repeat: canon.stab != 0,
+    }
 }
 
 /// What the exits of a position say, and how many distinct quiet successors it has.
@@ -180,18 +224,29 @@ impl Scan {
     }
 }
 
-/// Scans the plies of `(own, opp)` in sector `s` (the exits' cells are read at
-/// once); `quiet` is scratch space for the quiet successors' slots.
-fn scan(idx: &Index, s: Sector, own: Bits, opp: Bits, exits: &Exits, quiet: &mut Slots) -> Scan {
+/// Scans the plies of `(own, opp)` in sector `s` (the exits' cells, among
+/// `targets`, are read at once); `quiet` is scratch space for the quiet
+/// successors' slots.
+fn scan(
+    idx: &Index,
+    s: Sector,
+    own: Bits,
+    opp: Bits,
+    targets: &Targets,
+    quiet: &mut Slots,
+) -> Scan {
     let mut sc = Scan::default();
-    sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+    let plied = plies(idx, s, (own, opp), targets, |p| match p {
         Ply::Exit(cell) => sc.exit(*cell),
         Ply::Quiet(slot) => {
             quiet[sc.quiet] = slot;
             sc.quiet += 1;
         }
     });
-    sc.quiet = distinct(&mut quiet[..sc.quiet]);
+    sc.any = plied.any;
+    if plied.may_repeat {
+        sc.quiet = distinct(&mut quiet[..sc.quiet]);
+    }
     sc
 }
 
@@ -276,7 +331,8 @@ pub fn partner(s: Sector) -> Sector {
 struct Pair<'a> {
     idx: &'a Index,
     sides: &'a [Sector],
-    exits: &'a Exits<'a>,
+    /// The exits of each side's plies.
+    targets: Vec<Targets<'a>>,
 }
 
 impl Unmoves for Pair<'_> {
@@ -291,13 +347,13 @@ impl Unmoves for Pair<'_> {
         let s = self.sides[side];
         let (k, l) = s.counts();
         let (own, opp) = self.idx.position(k, l, slot);
-        scan(self.idx, s, own, opp, self.exits, &mut [0; MOST_MOVES]).loss
+        let targets = &self.targets[side];
+        scan(self.idx, s, own, opp, targets, &mut [0; MOST_MOVES]).loss
     }
 
     fn twin(&self, side: usize, slot: u64) -> u64 {
         let (k, l) = self.sides[side].counts();
-        let (own, opp) = self.idx.position(k, l, slot);
-        self.idx.index(own, opp)
+        self.idx.twin(k, l, slot)
     }
 }
 
@@ -321,6 +377,7 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
     let (k, l) = s.counts();
     let n = cells.values.len();
     let chunks = n.div_ceil(CHUNK);
+    let targets = Targets::of(s, exits);
     let done = AtomicU64::new(0);
     (0..chunks).into_par_iter().for_each(|c| {
         let mut batch: Vec<Pending> = Vec::with_capacity(BATCH);
@@ -342,7 +399,7 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
                 }
                 let start = found.len();
                 let mut sc = Scan::default();
-                sc.any = plies(idx, s, (own, opp), exits, |p| match p {
+                let plied = plies(idx, s, (own, opp), &targets, |p| match p {
                     Ply::Exit(cell) => {
                         crate::memory::prefetch(cell);
                         found.push(cell);
@@ -352,7 +409,10 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
                         sc.quiet += 1;
                     }
                 });
-                sc.quiet = distinct(&mut quiet[..sc.quiet]);
+                sc.any = plied.any;
+                if plied.may_repeat {
+                    sc.quiet = distinct(&mut quiet[..sc.quiet]);
+                }
                 batch.push(Pending {
                     slot,
                     empty: rules.all() & !(own | opp),
@@ -419,7 +479,7 @@ pub fn solve_pair(
         let pair = Pair {
             idx,
             sides: &sides,
-            exits,
+            targets: sides.iter().map(|&side| Targets::of(side, exits)).collect(),
         };
         layers::solve(&cells, &pair, progress)
     };

@@ -113,7 +113,9 @@ const BATCH: usize = 64;
 /// The removal of one opponent stone from a position, as the slots of the
 /// captures that make it need it: the class of the opponent's stones left, and the
 /// mover's stones before the move mapped by its symmetry (a move then changes two
-/// points of the image, `perm` their images).
+/// points of the image, `perm` their images). Classed once for a position that
+/// closes mills with two moves or more; a single closing move's captures class
+/// their removals themselves (keeping them would cost more than it saves).
 struct Removal<'a> {
     canon: Canon,
     own_image: Bits,
@@ -156,7 +158,9 @@ impl Solver<'_> {
             first: captures.len(),
             ..Scan::default()
         };
-        let removable = self.rules.removable(opp);
+        // The stones a capture may remove, found at the first move that closes a
+        // mill (most positions have none).
+        let mut removable = None;
         let canon = self.idx.canon(opp);
         // A quiet successor's slot takes the mover's stones mapped by `canon.sym`:
         // they are mapped once, and each move then moves two points of the image.
@@ -167,12 +171,30 @@ impl Solver<'_> {
             0
         };
         removals.clear();
+        // Moves that close a mill so far: from the second on, the captures use the
+        // removals classed once for the position.
+        let mut closing = 0u32;
         self.moves(own, opp, |from, to, closes| {
             e.any_move = true;
             if closes {
                 match s.lower {
                     None => e.wins_now = true,
                     Some(lower) => {
+                        let mut capture = |slot: u64| {
+                            crate::memory::prefetch(&lower[slot as usize]);
+                            captures.push(slot);
+                        };
+                        closing += 1;
+                        let removable = *removable.get_or_insert_with(|| self.rules.removable(opp));
+                        if closing == 1 {
+                            // Most positions close one mill at most: each removal
+                            // is classed where it is made.
+                            let after = own ^ (1 << from) ^ (1 << to);
+                            for r in points(removable) {
+                                capture(self.idx.index(opp & !(1 << r), after));
+                            }
+                            return;
+                        }
                         if removals.is_empty() {
                             removals.extend(points(removable).map(|r| self.removal(own, opp, r)));
                         }
@@ -180,9 +202,7 @@ impl Solver<'_> {
                             let image = m.own_image
                                 ^ (1 << m.perm[from as usize])
                                 ^ (1 << m.perm[to as usize]);
-                            let slot = self.idx.slot_of_image(&m.canon, image);
-                            crate::memory::prefetch(&lower[slot as usize]);
-                            captures.push(slot);
+                            capture(self.idx.slot_of_image(&m.canon, image));
                         }
                     }
                 }
@@ -275,7 +295,7 @@ impl Solver<'_> {
                     if r < per {
                         packed = next_subset(packed);
                     }
-                    if stab != 0 && self.idx.index(rep, opp) != slot as u64 {
+                    if !self.idx.is_least(stab, opp) {
                         cells.values[slot].store(DUPLICATE, Relaxed);
                     } else {
                         let scan =
@@ -318,9 +338,8 @@ impl Unmoves for Pair<'_, '_> {
     }
 
     fn twin(&self, side: usize, slot: u64) -> u64 {
-        let (idx, s) = (self.solver.idx, &self.sides[side]);
-        let (own, opp) = idx.position(s.k, s.l, slot);
-        idx.index(own, opp)
+        let s = &self.sides[side];
+        self.solver.idx.twin(s.k, s.l, slot)
     }
 }
 
