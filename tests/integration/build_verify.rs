@@ -303,3 +303,98 @@ fn probing_the_files_gives_the_builders_in_memory_values() {
     }
     assert_eq!(solved.len(), 10);
 }
+
+/// Runs `millbase build ARGS --db DIR` with `env`; returns its success and
+/// standard error.
+fn build_logged(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .arg("build")
+        .args(args)
+        .arg("--db")
+        .arg(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The files of `dir` and `reference` (every `.mdb`), byte for byte, and no
+/// checkpoint left in `dir`.
+fn same_files(dir: &Path, reference: &Path) {
+    let mut n = 0;
+    for entry in std::fs::read_dir(reference).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "mdb") {
+            let name = path.file_name().unwrap();
+            assert!(
+                std::fs::read(&path).unwrap() == std::fs::read(dir.join(name)).unwrap(),
+                "{name:?} differs"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "{n} files compared");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".ckpt"))
+        .collect();
+    assert!(left.is_empty(), "checkpoints left: {left:?}");
+}
+
+/// A build killed just after a checkpoint in the middle of a pair solves the rest
+/// of the pair from it, and its files are those of a build without checkpoints,
+/// byte for byte: a moving-phase pair (`standard-4`'s `4-4`) and a pair of
+/// placement sectors in which stones move (`lasker-3`'s `2-3-1-0` with `3-2-0-1`).
+/// A damaged checkpoint is refused, named, and the pair solved from its start.
+#[test]
+fn a_build_killed_mid_pair_resumes_from_its_checkpoint() {
+    let games: [(&[&str], &str, u16); 2] = [
+        (&["--rules", "standard-4", "--phase", "moving"], "4-4", 6),
+        (&["--rules", "lasker-3"], "2-3-1-0", 3),
+    ];
+    for (args, unit, layer) in games {
+        let reference = Scratch::new("ckpt-reference");
+        let status = Command::new(env!("CARGO_BIN_EXE_millbase"))
+            .args(["build", "--quiet", "--no-checkpoints"])
+            .args(args)
+            .arg("--db")
+            .arg(&*reference)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for damage in [false, true] {
+            let dir = Scratch::new("ckpt");
+            let stage = format!("checkpoint:{unit}:{layer}");
+            // A checkpoint after every layer, until the one named.
+            let every_layer = [args, &["--checkpoint-minutes", "0"]].concat();
+            let (ok, err) =
+                build_logged(&every_layer, &dir, &[("MILLBASE_TEST_ABORT_AFTER", &stage)]);
+            assert!(
+                !ok && err.contains(&format!("aborting after {stage}")),
+                "{err}"
+            );
+            let checkpoint = dir.join(format!("{unit}.ckpt"));
+            assert!(checkpoint.exists());
+            if damage {
+                let mut bytes = std::fs::read(&checkpoint).unwrap();
+                let at = bytes.len() - 3;
+                bytes[at] ^= 1;
+                std::fs::write(&checkpoint, bytes).unwrap();
+            }
+            let (ok, err) = build_logged(args, &dir, &[]);
+            assert!(ok, "{err}");
+            let resumed = format!("{unit}: resumed from its checkpoint at layer {layer}");
+            if damage {
+                assert!(!err.contains(&resumed), "{err}");
+                assert!(err.contains("not used (cells checksum mismatch)"), "{err}");
+            } else {
+                assert!(err.contains(&resumed), "{err}");
+            }
+            same_files(&dir, &reference);
+        }
+    }
+}

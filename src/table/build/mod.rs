@@ -1,6 +1,7 @@
 //! Building a database directory: which pairs, in which order, resuming what is
 //! finished, checking memory first, writing files and the manifest.
 
+pub(crate) mod checkpoint;
 pub(crate) mod frontier;
 pub(crate) mod hook;
 pub(crate) mod layers;
@@ -21,13 +22,14 @@ use crate::table::pack::Profile;
 use crate::table::pack::repack::{RepackError, RepackOptions};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
+use checkpoint::Checkpoint;
 use hook::test_abort;
 pub use recode::RecodeOrder;
 use recode::{Readers, Recoder};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which subspaces to build (always with everything they depend on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +102,10 @@ pub struct BuildOptions {
     pub threads: Option<usize>,
     /// Which files to leave.
     pub form: Form,
+    /// How often a pair solved by layers saves its state, so that a stopped build
+    /// resumes it where it was (`NAME.ckpt` in `db`; `None`: never; zero: after every
+    /// layer).
+    pub checkpoints: Option<Duration>,
 }
 
 impl BuildOptions {
@@ -112,6 +118,7 @@ impl BuildOptions {
             phase,
             threads: None,
             form: Form::Fast,
+            checkpoints: Some(checkpoint::DEFAULT_INTERVAL),
         }
     }
 }
@@ -508,6 +515,7 @@ pub fn build_with(
     for (i, (&pair, step)) in pairs.iter().zip(&pair_steps).enumerate() {
         let slots = step.positions;
         if pair_done[i] {
+            checkpoint::remove_of(&opts.db, &format!("{}-{}", pair.0, pair.1));
             observer.skipped(step);
             reports.push(PairReport::skipped(pair, slots));
             release(&recoder, Some(i));
@@ -517,7 +525,7 @@ pub fn build_with(
         for &(a, b) in &subspaces(pair) {
             check_replaceable(&opts.db.join(file_name(a, b)))?;
         }
-        let report = pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &manifest))?;
+        let report = pool.install(|| build_pair(idx, opts, pair, step, observer, &manifest))?;
         observer.done(step);
         reports.push(report);
         release(&recoder, Some(i));
@@ -536,6 +544,7 @@ pub fn build_with(
             let slots = step.positions;
             let at = Some(pairs.len() + j);
             if sector_done[j] {
+                checkpoint::remove_of(&opts.db, &sector.name());
                 observer.skipped(step);
                 reports.push(PairReport {
                     sector: Some(sector),
@@ -556,7 +565,7 @@ pub fn build_with(
             check_replaceable(&opts.db.join(sector.file_name()))?;
             if rules.move_in_placement {
                 let mut pair = pool.install(|| {
-                    build_moving_placement_pair(idx, &opts.db, sector, step, observer, &manifest)
+                    build_moving_placement_pair(idx, opts, sector, step, observer, &manifest)
                 })?;
                 observer.done(step);
                 reports.push(pair.remove(0));
@@ -839,13 +848,14 @@ fn build_sector(
 /// `sector` first, each with its share of the time by its positions.
 fn build_moving_placement_pair(
     idx: &Index,
-    db: &Path,
+    opts: &BuildOptions,
     sector: Sector,
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
 ) -> Result<Vec<PairReport>, BuildError> {
     let start = Instant::now();
+    let db = opts.db.as_path();
     let rules = idx.rules();
     let exits = moving_placement::exits(rules, sector);
     let size = |s: Sector| idx.size(s.k as u32, s.l as u32) * 2;
@@ -861,10 +871,20 @@ fn build_moving_placement_pair(
         .collect::<Result<_, BuildError>>()?;
     observer.started(step);
     let exits = moving_placement::Exits::new(&loaded);
-    let solved = moving_placement::solve_pair(idx, sector, &exits, &|stage, frac| {
-        observer.stage(step, stage);
-        observer.fraction(step, frac);
-    });
+    let note = |text: &str| observer.note(step, text);
+    let checkpoint = opts
+        .checkpoints
+        .map(|every| Checkpoint::new(db, &sector.name(), rules.fingerprint(), every, &note));
+    let solved = moving_placement::solve_pair(
+        idx,
+        sector,
+        &exits,
+        &|stage, frac| {
+            observer.stage(step, stage);
+            observer.fraction(step, frac);
+        },
+        checkpoint.as_ref(),
+    );
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
     let total: u64 = solved.iter().map(|(_, c, _)| c.len() as u64).sum();
@@ -902,6 +922,9 @@ fn build_moving_placement_pair(
         reports.push(report);
     }
     let total = total.max(1) as f64;
+    if let Some(c) = &checkpoint {
+        c.remove();
+    }
     Ok(reports
         .into_iter()
         .map(|r| {
@@ -964,13 +987,14 @@ fn check_sector_memory(
 
 fn build_pair(
     idx: &Index,
-    db: &Path,
+    opts: &BuildOptions,
     pair: (u32, u32),
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
+    let db = opts.db.as_path();
     let (k, l) = pair;
     let lowers: Vec<((u32, u32), Vec<u16>)> = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
         .into_iter()
@@ -991,10 +1015,26 @@ fn build_pair(
             .map(|(_, c)| c.as_slice())
     };
     observer.started(step);
-    let solved = retro::solve_pair(idx, k, l, lower, &|stage, frac| {
-        observer.stage(step, stage);
-        observer.fraction(step, frac);
+    let note = |text: &str| observer.note(step, text);
+    let checkpoint = opts.checkpoints.map(|every| {
+        Checkpoint::new(
+            db,
+            &format!("{k}-{l}"),
+            idx.rules().fingerprint(),
+            every,
+            &note,
+        )
     });
+    let solved = retro::solve_pair_resumable(
+        idx,
+        pair,
+        lower,
+        &|stage, frac| {
+            observer.stage(step, stage);
+            observer.fraction(step, frac);
+        },
+        checkpoint.as_ref(),
+    );
     test_abort(&format!("solved:{k}-{l}"));
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
@@ -1022,6 +1062,9 @@ fn build_pair(
                 counters,
             )
         })?;
+    }
+    if let Some(c) = &checkpoint {
+        c.remove();
     }
     Ok(finish(report, start))
 }

@@ -59,6 +59,11 @@ pub trait Observer: Sync {
     fn fraction(&self, step: &Step, fraction: f64) {
         let _ = (step, fraction);
     }
+    /// Something the user should know about `step` while it is solved: its solve
+    /// resumed from a checkpoint, or a checkpoint refused or not written.
+    fn note(&self, step: &Step, note: &str) {
+        let _ = (step, note);
+    }
     /// `step` is solved and written.
     fn done(&self, step: &Step) {
         let _ = step;
