@@ -86,6 +86,11 @@ pub struct BuildArgs {
     /// No checkpoints: a stopped build solves an unfinished pair again from its start.
     #[arg(long)]
     no_checkpoints: bool,
+    /// Take the finished files of DIR, a directory of rules that differ from these
+    /// only in what a full board means (`twelve` for `morabaraba` and back), for
+    /// every position that cannot reach a full board, instead of solving them.
+    #[arg(long, value_name = "DIR")]
+    reuse: Option<PathBuf>,
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
@@ -189,6 +194,7 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
         },
         checkpoints: (!a.no_checkpoints)
             .then(|| std::time::Duration::from_secs(a.checkpoint_minutes.saturating_mul(60))),
+        reuse: a.reuse.clone(),
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
     let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;

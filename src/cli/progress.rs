@@ -157,6 +157,13 @@ impl Observer for BuildBars {
         }
     }
 
+    fn reused(&self, from: &std::path::Path, files: usize) {
+        self.say(format!(
+            "{files} files taken from {} (the same values under both rules: no full board reachable)",
+            from.display()
+        ));
+    }
+
     fn note(&self, step: &Step, note: &str) {
         self.say(format!("{}: {note}", label(step.unit)));
     }

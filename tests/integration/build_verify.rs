@@ -398,3 +398,36 @@ fn a_build_killed_mid_pair_resumes_from_its_checkpoint() {
         }
     }
 }
+
+/// `--reuse DIR` takes the files of rules that differ only in the full board
+/// (`twelve` for `morabaraba`), checked, relabelled, and byte for byte those of a
+/// build from nothing; rules that differ otherwise are refused, named.
+#[test]
+fn a_build_reuses_the_files_of_rules_that_differ_only_in_the_full_board() {
+    let only = ["--only", "4-3", "--phase", "moving"];
+    let twelve = Scratch::new("reuse-twelve");
+    let (ok, err) = build_logged(&[&only[..], &["--rules", "twelve"]].concat(), &twelve, &[]);
+    assert!(ok, "{err}");
+    let scratch = Scratch::new("reuse-morabaraba");
+    let (ok, err) = build_logged(
+        &[&only[..], &["--rules", "morabaraba"]].concat(),
+        &scratch,
+        &[],
+    );
+    assert!(ok, "{err}");
+    let taken = Scratch::new("reuse-taken");
+    let source = twelve.to_str().unwrap();
+    let args = [&only[..], &["--rules", "morabaraba", "--reuse", source]].concat();
+    let (ok, err) = build_logged(&args, &taken, &[]);
+    assert!(ok, "{err}");
+    assert!(err.contains("3 files taken from"), "{err}");
+    assert!(!err.contains("started"), "nothing solved: {err}");
+    same_files(&taken, &scratch);
+    let refused = Scratch::new("reuse-refused");
+    let (ok, err) = build_logged(&[&only[..], &["--reuse", source]].concat(), &refused, &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("holds twelve, whose game is not that of standard"),
+        "{err}"
+    );
+}

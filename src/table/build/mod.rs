@@ -10,6 +10,7 @@ pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;
 pub(crate) mod retro;
+pub(crate) mod reuse;
 pub(crate) mod summary;
 
 use crate::rules::Rules;
@@ -26,6 +27,7 @@ use checkpoint::Checkpoint;
 use hook::test_abort;
 pub use recode::RecodeOrder;
 use recode::{Readers, Recoder};
+pub use reuse::may_fill;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -106,6 +108,10 @@ pub struct BuildOptions {
     /// resumes it where it was (`NAME.ckpt` in `db`; `None`: never; zero: after every
     /// layer).
     pub checkpoints: Option<Duration>,
+    /// A directory of rules that agree with the build's wherever the board cannot
+    /// fill up (`twelve` for `morabaraba`, and back), whose finished files of
+    /// such positions the build takes instead of solving them (`reuse`).
+    pub reuse: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -119,6 +125,7 @@ impl BuildOptions {
             threads: None,
             form: Form::Fast,
             checkpoints: Some(checkpoint::DEFAULT_INTERVAL),
+            reuse: None,
         }
     }
 }
@@ -189,6 +196,9 @@ pub enum BuildError {
     /// A child in the small form could not be read through the probe's rule.
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    /// A directory to reuse files from that cannot serve.
+    #[error("--reuse: {0}")]
+    Reuse(String),
     /// Rules whose game the builder cannot solve yet.
     #[error("the builder cannot build the rules {rules} yet: {why}")]
     Unsupported {
@@ -365,7 +375,10 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
     Ok(fresh)
 }
 
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+pub(crate) fn io<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
     move |source| BuildError::Io {
         what,
         path: path.to_path_buf(),
@@ -467,6 +480,9 @@ pub fn build_with(
     // tables (derived data: a directory that cannot be written fails below).
     let _ = crate::table::dir::classes::write(&opts.db, rules);
     let manifest = Arc::new(Mutex::new(manifest));
+    if let Some(dir) = &opts.reuse {
+        take_reusable(idx, opts, dir, &targets, &manifest, observer)?;
+    }
     // Which steps are finished already, and when each target may be recoded.
     let pair_done: Vec<bool> = pairs
         .iter()
@@ -599,6 +615,22 @@ pub fn build_with(
     observer.finished();
     sync_manifest(&opts.db, idx)?;
     Ok(reports)
+}
+
+/// Takes from `dir` the files of `targets` that are not finished in the build's
+/// directory and whose values cannot depend on the full board ([`reuse`]).
+fn take_reusable(
+    idx: &Index,
+    opts: &BuildOptions,
+    dir: &Path,
+    targets: &[Sector],
+    manifest: &Mutex<Manifest>,
+    observer: &dyn Observer,
+) -> Result<(), BuildError> {
+    let source = reuse::Source::open(dir, idx.rules())?;
+    let taken = source.take_all(&opts.db, idx, targets, manifest)?;
+    observer.reused(dir, taken);
+    Ok(())
 }
 
 /// For each step of a build (`None`: before the first), the targets that may be

@@ -47,6 +47,11 @@ pub trait Observer: Sync {
     fn skipped(&self, step: &Step) {
         let _ = step;
     }
+    /// `files` files were taken from the directory `from` (`--reuse`) before the
+    /// first step, instead of being solved.
+    fn reused(&self, from: &std::path::Path, files: usize) {
+        let _ = (from, files);
+    }
     /// Work on `step` starts.
     fn started(&self, step: &Step) {
         let _ = step;
