@@ -1,8 +1,9 @@
 //! Prints the index size of every subspace pair of a rule set (default `standard`), in
-//! build order, then of every placement sector, by ply:
+//! build order, then of every placement sector, by ply, and of the files that may
+//! reach a full board (what `build --reuse` solves again):
 //! `cargo run --release --example sizes [RULES]`.
 use millbase::rules::Rules;
-use millbase::table::build::{Selection, plan, subspaces};
+use millbase::table::build::{Selection, may_fill, plan, subspaces};
 use millbase::table::index::Index;
 use millbase::table::sector::Sector;
 
@@ -50,5 +51,19 @@ fn main() {
         "placement phase: {} sectors, {placement} slots; whole game {} slots",
         sectors.len(),
         placement + total
+    );
+    // What a full board can change: the files `build --reuse` solves again.
+    let fill: Vec<Sector> = plan(idx.rules(), Selection::All)
+        .expect("valid plan")
+        .iter()
+        .flat_map(|&p| subspaces(p))
+        .map(|(a, b)| Sector::moving(a as u8, b as u8))
+        .chain(sectors.iter().copied())
+        .filter(|&s| may_fill(idx.rules(), s))
+        .collect();
+    println!(
+        "may reach a full board: {} files, {} slots",
+        fill.len(),
+        fill.iter().map(size).sum::<u64>()
     );
 }

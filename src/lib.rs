@@ -17,13 +17,7 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = std::env::temp_dir().join(format!("millbase-doc-{}", std::process::id()));
 //! let rules = Rules::by_name("standard-4").expect("a known rule set");
-//! let opts = BuildOptions {
-//!     db: dir.clone(),
-//!     selection: Selection::All,
-//!     phase: BuildPhase::All,
-//!     threads: None,
-//!     form: Default::default(),
-//! };
+//! let opts = BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All);
 //! build(rules, &opts)?;
 //!
 //! // Open the directory (its manifest says the rules) and probe a position.

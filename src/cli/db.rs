@@ -73,6 +73,24 @@ pub struct BuildArgs {
     /// background as the build goes on.
     #[arg(long, value_enum, default_value_t = FormArg::Fast)]
     form: FormArg,
+    /// Minutes between two checkpoints of a pair solved by layers (its cells saved
+    /// as `NAME.ckpt` in the directory, so that a stopped build resumes the pair
+    /// at the layer it had reached); 0: after every layer.
+    #[arg(
+        long,
+        value_name = "MINUTES",
+        default_value_t = 10,
+        conflicts_with = "no_checkpoints"
+    )]
+    checkpoint_minutes: u64,
+    /// No checkpoints: a stopped build solves an unfinished pair again from its start.
+    #[arg(long)]
+    no_checkpoints: bool,
+    /// Take the finished files of DIR, a directory of rules that differ from these
+    /// only in what a full board means (`twelve` for `morabaraba` and back), for
+    /// every position that cannot reach a full board, instead of solving them.
+    #[arg(long, value_name = "DIR")]
+    reuse: Option<PathBuf>,
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
@@ -174,6 +192,9 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
             FormArg::Small => Form::Small,
             FormArg::Serving => Form::Serving,
         },
+        checkpoints: (!a.no_checkpoints)
+            .then(|| std::time::Duration::from_secs(a.checkpoint_minutes.saturating_mul(60))),
+        reuse: a.reuse.clone(),
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
     let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;

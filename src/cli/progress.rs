@@ -157,6 +157,17 @@ impl Observer for BuildBars {
         }
     }
 
+    fn reused(&self, from: &std::path::Path, files: usize) {
+        self.say(format!(
+            "{files} files taken from {} (the same values under both rules: no full board reachable)",
+            from.display()
+        ));
+    }
+
+    fn note(&self, step: &Step, note: &str) {
+        self.say(format!("{}: {note}", label(step.unit)));
+    }
+
     fn fraction(&self, step: &Step, fraction: f64) {
         if let Some(bar) = self.bar(step.unit) {
             bar.set_position((fraction * 1000.0) as u64);

@@ -599,6 +599,18 @@ impl Rules {
 
     /// The text [`Rules::fingerprint`] hashes.
     pub fn fingerprint_text(&self) -> String {
+        self.text(true)
+    }
+
+    /// Whether `self` and `other` play the same game wherever the board cannot
+    /// fill up: their rules differ at most in what a full board means (`twelve`
+    /// and `morabaraba`).
+    pub fn agrees_below_full_board(&self, other: &Rules) -> bool {
+        self.text(false) == other.text(false)
+    }
+
+    /// The fingerprint's text, with the full board's token or without.
+    fn text(&self, full_board: bool) -> String {
         let mut text = format!(
             "points={};stones={};fly={:?};removal={:?};",
             self.points(),
@@ -625,7 +637,10 @@ impl Rules {
         }
         // The full board needs every point filled: it cannot happen with fewer
         // stones, and then the rule changes no value.
-        if self.full_board == FullBoard::Draw && 2 * self.stones as usize >= self.points() {
+        if full_board
+            && self.full_board == FullBoard::Draw
+            && 2 * self.stones as usize >= self.points()
+        {
             text.push_str("fullboard=draw;");
         }
         if self.first == Color::Black {

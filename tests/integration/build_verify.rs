@@ -303,3 +303,131 @@ fn probing_the_files_gives_the_builders_in_memory_values() {
     }
     assert_eq!(solved.len(), 10);
 }
+
+/// Runs `millbase build ARGS --db DIR` with `env`; returns its success and
+/// standard error.
+fn build_logged(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
+        .arg("build")
+        .args(args)
+        .arg("--db")
+        .arg(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The files of `dir` and `reference` (every `.mdb`), byte for byte, and no
+/// checkpoint left in `dir`.
+fn same_files(dir: &Path, reference: &Path) {
+    let mut n = 0;
+    for entry in std::fs::read_dir(reference).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "mdb") {
+            let name = path.file_name().unwrap();
+            assert!(
+                std::fs::read(&path).unwrap() == std::fs::read(dir.join(name)).unwrap(),
+                "{name:?} differs"
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "{n} files compared");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".ckpt"))
+        .collect();
+    assert!(left.is_empty(), "checkpoints left: {left:?}");
+}
+
+/// A build killed just after a checkpoint in the middle of a pair solves the rest
+/// of the pair from it, and its files are those of a build without checkpoints,
+/// byte for byte: a moving-phase pair (`standard-4`'s `4-4`) and a pair of
+/// placement sectors in which stones move (`lasker-3`'s `2-3-1-0` with `3-2-0-1`).
+/// A damaged checkpoint is refused, named, and the pair solved from its start.
+#[test]
+fn a_build_killed_mid_pair_resumes_from_its_checkpoint() {
+    let games: [(&[&str], &str, u16); 2] = [
+        (&["--rules", "standard-4", "--phase", "moving"], "4-4", 6),
+        (&["--rules", "lasker-3"], "2-3-1-0", 3),
+    ];
+    for (args, unit, layer) in games {
+        let reference = Scratch::new("ckpt-reference");
+        let status = Command::new(env!("CARGO_BIN_EXE_millbase"))
+            .args(["build", "--quiet", "--no-checkpoints"])
+            .args(args)
+            .arg("--db")
+            .arg(&*reference)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for damage in [false, true] {
+            let dir = Scratch::new("ckpt");
+            let stage = format!("checkpoint:{unit}:{layer}");
+            // A checkpoint after every layer, until the one named.
+            let every_layer = [args, &["--checkpoint-minutes", "0"]].concat();
+            let (ok, err) =
+                build_logged(&every_layer, &dir, &[("MILLBASE_TEST_ABORT_AFTER", &stage)]);
+            assert!(
+                !ok && err.contains(&format!("aborting after {stage}")),
+                "{err}"
+            );
+            let checkpoint = dir.join(format!("{unit}.ckpt"));
+            assert!(checkpoint.exists());
+            if damage {
+                let mut bytes = std::fs::read(&checkpoint).unwrap();
+                let at = bytes.len() - 3;
+                bytes[at] ^= 1;
+                std::fs::write(&checkpoint, bytes).unwrap();
+            }
+            let (ok, err) = build_logged(args, &dir, &[]);
+            assert!(ok, "{err}");
+            let resumed = format!("{unit}: resumed from its checkpoint at layer {layer}");
+            if damage {
+                assert!(!err.contains(&resumed), "{err}");
+                assert!(err.contains("not used (cells checksum mismatch)"), "{err}");
+            } else {
+                assert!(err.contains(&resumed), "{err}");
+            }
+            same_files(&dir, &reference);
+        }
+    }
+}
+
+/// `--reuse DIR` takes the files of rules that differ only in the full board
+/// (`twelve` for `morabaraba`), checked, relabelled, and byte for byte those of a
+/// build from nothing; rules that differ otherwise are refused, named.
+#[test]
+fn a_build_reuses_the_files_of_rules_that_differ_only_in_the_full_board() {
+    let only = ["--only", "4-3", "--phase", "moving"];
+    let twelve = Scratch::new("reuse-twelve");
+    let (ok, err) = build_logged(&[&only[..], &["--rules", "twelve"]].concat(), &twelve, &[]);
+    assert!(ok, "{err}");
+    let scratch = Scratch::new("reuse-morabaraba");
+    let (ok, err) = build_logged(
+        &[&only[..], &["--rules", "morabaraba"]].concat(),
+        &scratch,
+        &[],
+    );
+    assert!(ok, "{err}");
+    let taken = Scratch::new("reuse-taken");
+    let source = twelve.to_str().unwrap();
+    let args = [&only[..], &["--rules", "morabaraba", "--reuse", source]].concat();
+    let (ok, err) = build_logged(&args, &taken, &[]);
+    assert!(ok, "{err}");
+    assert!(err.contains("3 files taken from"), "{err}");
+    assert!(!err.contains("started"), "nothing solved: {err}");
+    same_files(&taken, &scratch);
+    let refused = Scratch::new("reuse-refused");
+    let (ok, err) = build_logged(&[&only[..], &["--reuse", source]].concat(), &refused, &[]);
+    assert!(!ok);
+    assert!(
+        err.contains("holds twelve, whose game is not that of standard"),
+        "{err}"
+    );
+}

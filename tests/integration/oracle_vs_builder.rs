@@ -240,13 +240,7 @@ fn builder_agrees_with_oracle() {
     use rayon::prelude::*;
 
     let dir = crate::common::Scratch::new("oracle");
-    let opts = BuildOptions {
-        db: dir.to_path_buf(),
-        selection: Selection::Only(4, 3),
-        phase: Default::default(),
-        threads: None,
-        form: Default::default(),
-    };
+    let opts = BuildOptions::quiet(dir.to_path_buf(), Selection::Only(4, 3), Default::default());
     build(millbase::Rules::standard(), &opts).expect("build 3-3, 3-4, 4-3");
     let tb = millbase::table::probe::Tablebase::open(&dir).expect("open the database");
     let o = oracle();

@@ -481,11 +481,12 @@ mod tests {
         let dir = crate::scratch::Scratch::new("opening-shared");
         let rules = Rules::by_name("standard-3").unwrap();
         let opts = crate::table::build::BuildOptions {
-            db: dir.to_path_buf(),
-            selection: crate::table::build::Selection::All,
-            phase: crate::table::build::BuildPhase::Moving,
             threads: Some(1),
-            form: Default::default(),
+            ..crate::table::build::BuildOptions::quiet(
+                dir.to_path_buf(),
+                crate::table::build::Selection::All,
+                crate::table::build::BuildPhase::Moving,
+            )
         };
         crate::table::build::build(rules, &opts).unwrap();
         let tb = Arc::new(Tablebase::open(&dir).unwrap());

@@ -20,6 +20,7 @@
 //! reads only those blocks.
 
 use crate::rules::value::Value;
+use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::frontier::{BLOCK, Frontier};
 use crate::table::build::summary::{Summary, merge};
 use rayon::prelude::*;
@@ -62,6 +63,25 @@ impl<'a> Cells<'a> {
             frontier: Frontier::new(v.len()),
             values: atomic16(v),
         }
+    }
+
+    /// The cells `v` as a checkpoint left them between two layers, with the
+    /// frontier of every decided value in them.
+    pub fn restored(v: &'a mut [u16]) -> Cells<'a> {
+        let cells = Cells::new(v);
+        cells
+            .values
+            .par_chunks(BLOCK)
+            .enumerate()
+            .for_each(|(b, block)| {
+                for (j, c) in block.iter().enumerate() {
+                    let code = c.load(Relaxed);
+                    if code != 0 && code & UNDECIDED == 0 {
+                        cells.frontier.mark(code - 1, b * BLOCK + j);
+                    }
+                }
+            });
+        cells
     }
 
     /// Stores the initial cell `cell` of `slot` (decided or not), marking a decided
@@ -107,10 +127,44 @@ pub(crate) trait Unmoves: Sync {
 /// Progress callback: `(stage, fraction done of that stage)`.
 pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
 
-/// Runs the layers over the initialised `sides` until no value is left to
-/// propagate, then finishes them (see [`finish`]); returns each side's summary.
-/// `progress` hears `"layer t"` and the fraction of the layers known so far.
-pub(crate) fn solve(sides: &[Cells], game: &impl Unmoves, progress: Progress) -> Vec<Summary> {
+/// Solves a pair whose sides' cells are `codes` (zeroed, one vector per side):
+/// restored from `checkpoint`'s file if it has a valid one, else each side `i`
+/// initialised by `init(i, cells)`; then the layers ([`solve`]), saving
+/// checkpoints between them. Returns each side's summary.
+pub(crate) fn solve_resumable(
+    codes: &mut [Vec<u16>],
+    init: impl Fn(usize, &Cells),
+    game: &impl Unmoves,
+    progress: Progress,
+    checkpoint: Option<&Checkpoint>,
+) -> Vec<Summary> {
+    let first = checkpoint.and_then(|c| c.restore(codes));
+    let cells: Vec<Cells> = codes
+        .iter_mut()
+        .map(|c| match first {
+            Some(_) => Cells::restored(c),
+            None => Cells::new(c),
+        })
+        .collect();
+    if first.is_none() {
+        for (i, c) in cells.iter().enumerate() {
+            init(i, c);
+        }
+    }
+    solve(&cells, game, progress, first.unwrap_or(0), checkpoint)
+}
+
+/// Runs the layers over the initialised `sides`, from layer `first`, until no
+/// value is left to propagate, then finishes them (see [`finish`]); returns each
+/// side's summary. Between layers, `checkpoint` saves the cells when its time has
+/// come. `progress` hears `"layer t"` and the fraction of the layers known so far.
+pub(crate) fn solve(
+    sides: &[Cells],
+    game: &impl Unmoves,
+    progress: Progress,
+    first: u16,
+    checkpoint: Option<&Checkpoint>,
+) -> Vec<Summary> {
     let decided = |c: u16| c & UNDECIDED == 0;
     let mut longest = sides
         .iter()
@@ -123,8 +177,11 @@ pub(crate) fn solve(sides: &[Cells], game: &impl Unmoves, progress: Progress) ->
         })
         .max()
         .map_or(0, |c| Value::from_code(c).distance().unwrap_or(0));
-    let mut t = 0u16;
+    let mut t = first;
     while t <= longest {
+        if let Some(c) = checkpoint {
+            c.maybe_save(t, sides);
+        }
         progress(&format!("layer {t}"), t as f64 / (longest as f64 + 1.0));
         for i in 0..sides.len() {
             let o = (i + 1) % sides.len();

@@ -1,6 +1,7 @@
 //! Building a database directory: which pairs, in which order, resuming what is
 //! finished, checking memory first, writing files and the manifest.
 
+pub(crate) mod checkpoint;
 pub(crate) mod frontier;
 pub(crate) mod hook;
 pub(crate) mod layers;
@@ -9,6 +10,7 @@ pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;
 pub(crate) mod retro;
+pub(crate) mod reuse;
 pub(crate) mod summary;
 
 use crate::rules::Rules;
@@ -21,13 +23,15 @@ use crate::table::pack::Profile;
 use crate::table::pack::repack::{RepackError, RepackOptions};
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
+use checkpoint::Checkpoint;
 use hook::test_abort;
 pub use recode::RecodeOrder;
 use recode::{Readers, Recoder};
+pub use reuse::may_fill;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Which subspaces to build (always with everything they depend on).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +104,14 @@ pub struct BuildOptions {
     pub threads: Option<usize>,
     /// Which files to leave.
     pub form: Form,
+    /// How often a pair solved by layers saves its state, so that a stopped build
+    /// resumes it where it was (`NAME.ckpt` in `db`; `None`: never; zero: after every
+    /// layer).
+    pub checkpoints: Option<Duration>,
+    /// A directory of rules that agree with the build's wherever the board cannot
+    /// fill up (`twelve` for `morabaraba`, and back), whose finished files of
+    /// such positions the build takes instead of solving them (`reuse`).
+    pub reuse: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -112,6 +124,8 @@ impl BuildOptions {
             phase,
             threads: None,
             form: Form::Fast,
+            checkpoints: Some(checkpoint::DEFAULT_INTERVAL),
+            reuse: None,
         }
     }
 }
@@ -182,6 +196,9 @@ pub enum BuildError {
     /// A child in the small form could not be read through the probe's rule.
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    /// A directory to reuse files from that cannot serve.
+    #[error("--reuse: {0}")]
+    Reuse(String),
     /// Rules whose game the builder cannot solve yet.
     #[error("the builder cannot build the rules {rules} yet: {why}")]
     Unsupported {
@@ -358,7 +375,10 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
     Ok(fresh)
 }
 
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+pub(crate) fn io<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
     move |source| BuildError::Io {
         what,
         path: path.to_path_buf(),
@@ -460,6 +480,9 @@ pub fn build_with(
     // tables (derived data: a directory that cannot be written fails below).
     let _ = crate::table::dir::classes::write(&opts.db, rules);
     let manifest = Arc::new(Mutex::new(manifest));
+    if let Some(dir) = &opts.reuse {
+        take_reusable(idx, opts, dir, &targets, &manifest, observer)?;
+    }
     // Which steps are finished already, and when each target may be recoded.
     let pair_done: Vec<bool> = pairs
         .iter()
@@ -508,6 +531,7 @@ pub fn build_with(
     for (i, (&pair, step)) in pairs.iter().zip(&pair_steps).enumerate() {
         let slots = step.positions;
         if pair_done[i] {
+            checkpoint::remove_of(&opts.db, &format!("{}-{}", pair.0, pair.1));
             observer.skipped(step);
             reports.push(PairReport::skipped(pair, slots));
             release(&recoder, Some(i));
@@ -517,7 +541,7 @@ pub fn build_with(
         for &(a, b) in &subspaces(pair) {
             check_replaceable(&opts.db.join(file_name(a, b)))?;
         }
-        let report = pool.install(|| build_pair(idx, &opts.db, pair, step, observer, &manifest))?;
+        let report = pool.install(|| build_pair(idx, opts, pair, step, observer, &manifest))?;
         observer.done(step);
         reports.push(report);
         release(&recoder, Some(i));
@@ -536,6 +560,7 @@ pub fn build_with(
             let slots = step.positions;
             let at = Some(pairs.len() + j);
             if sector_done[j] {
+                checkpoint::remove_of(&opts.db, &sector.name());
                 observer.skipped(step);
                 reports.push(PairReport {
                     sector: Some(sector),
@@ -556,7 +581,7 @@ pub fn build_with(
             check_replaceable(&opts.db.join(sector.file_name()))?;
             if rules.move_in_placement {
                 let mut pair = pool.install(|| {
-                    build_moving_placement_pair(idx, &opts.db, sector, step, observer, &manifest)
+                    build_moving_placement_pair(idx, opts, sector, step, observer, &manifest)
                 })?;
                 observer.done(step);
                 reports.push(pair.remove(0));
@@ -590,6 +615,22 @@ pub fn build_with(
     observer.finished();
     sync_manifest(&opts.db, idx)?;
     Ok(reports)
+}
+
+/// Takes from `dir` the files of `targets` that are not finished in the build's
+/// directory and whose values cannot depend on the full board ([`reuse`]).
+fn take_reusable(
+    idx: &Index,
+    opts: &BuildOptions,
+    dir: &Path,
+    targets: &[Sector],
+    manifest: &Mutex<Manifest>,
+    observer: &dyn Observer,
+) -> Result<(), BuildError> {
+    let source = reuse::Source::open(dir, idx.rules())?;
+    let taken = source.take_all(&opts.db, idx, targets, manifest)?;
+    observer.reused(dir, taken);
+    Ok(())
 }
 
 /// For each step of a build (`None`: before the first), the targets that may be
@@ -839,13 +880,14 @@ fn build_sector(
 /// `sector` first, each with its share of the time by its positions.
 fn build_moving_placement_pair(
     idx: &Index,
-    db: &Path,
+    opts: &BuildOptions,
     sector: Sector,
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
 ) -> Result<Vec<PairReport>, BuildError> {
     let start = Instant::now();
+    let db = opts.db.as_path();
     let rules = idx.rules();
     let exits = moving_placement::exits(rules, sector);
     let size = |s: Sector| idx.size(s.k as u32, s.l as u32) * 2;
@@ -861,10 +903,20 @@ fn build_moving_placement_pair(
         .collect::<Result<_, BuildError>>()?;
     observer.started(step);
     let exits = moving_placement::Exits::new(&loaded);
-    let solved = moving_placement::solve_pair(idx, sector, &exits, &|stage, frac| {
-        observer.stage(step, stage);
-        observer.fraction(step, frac);
-    });
+    let note = |text: &str| observer.note(step, text);
+    let checkpoint = opts
+        .checkpoints
+        .map(|every| Checkpoint::new(db, &sector.name(), rules.fingerprint(), every, &note));
+    let solved = moving_placement::solve_pair(
+        idx,
+        sector,
+        &exits,
+        &|stage, frac| {
+            observer.stage(step, stage);
+            observer.fraction(step, frac);
+        },
+        checkpoint.as_ref(),
+    );
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
     let total: u64 = solved.iter().map(|(_, c, _)| c.len() as u64).sum();
@@ -902,6 +954,9 @@ fn build_moving_placement_pair(
         reports.push(report);
     }
     let total = total.max(1) as f64;
+    if let Some(c) = &checkpoint {
+        c.remove();
+    }
     Ok(reports
         .into_iter()
         .map(|r| {
@@ -964,13 +1019,14 @@ fn check_sector_memory(
 
 fn build_pair(
     idx: &Index,
-    db: &Path,
+    opts: &BuildOptions,
     pair: (u32, u32),
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
 ) -> Result<PairReport, BuildError> {
     let start = Instant::now();
+    let db = opts.db.as_path();
     let (k, l) = pair;
     let lowers: Vec<((u32, u32), Vec<u16>)> = [(l.wrapping_sub(1), k), (k.wrapping_sub(1), l)]
         .into_iter()
@@ -991,10 +1047,26 @@ fn build_pair(
             .map(|(_, c)| c.as_slice())
     };
     observer.started(step);
-    let solved = retro::solve_pair(idx, k, l, lower, &|stage, frac| {
-        observer.stage(step, stage);
-        observer.fraction(step, frac);
+    let note = |text: &str| observer.note(step, text);
+    let checkpoint = opts.checkpoints.map(|every| {
+        Checkpoint::new(
+            db,
+            &format!("{k}-{l}"),
+            idx.rules().fingerprint(),
+            every,
+            &note,
+        )
     });
+    let solved = retro::solve_pair_resumable(
+        idx,
+        pair,
+        lower,
+        &|stage, frac| {
+            observer.stage(step, stage);
+            observer.fraction(step, frac);
+        },
+        checkpoint.as_ref(),
+    );
     test_abort(&format!("solved:{k}-{l}"));
     observer.stage(step, "writing");
     let solve_seconds = start.elapsed().as_secs_f64();
@@ -1022,6 +1094,9 @@ fn build_pair(
                 counters,
             )
         })?;
+    }
+    if let Some(c) = &checkpoint {
+        c.remove();
     }
     Ok(finish(report, start))
 }

@@ -25,6 +25,7 @@
 use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
+use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
     self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, Unmoves, distinct, most_quiet_moves,
 };
@@ -449,14 +450,16 @@ fn check_buffers(rules: &Rules, s: Sector) {
 /// stones during placement; `exits` holds the codes of every sector of
 /// [`exits`]`(s)` (solved before). `progress` hears the stage (`"init"`, `"layer t"`)
 /// and its fraction done. Returns `s` first, then its partner unless it is `s`
-/// itself: each sector's codes (duplicates with their twin's) and summary.
+/// itself: each sector's codes (duplicates with their twin's) and summary. With a
+/// `checkpoint`, the solve resumes from its file and saves its state between layers.
 ///
 /// Panics if the rules allow more quiet moves than the solver's buffers hold.
-pub fn solve_pair(
+pub(crate) fn solve_pair(
     idx: &Index,
     s: Sector,
     exits: &Exits,
     progress: Progress,
+    checkpoint: Option<&Checkpoint>,
 ) -> Vec<(Sector, Vec<u16>, Summary)> {
     check_buffers(idx.rules(), s);
     let sides: Vec<Sector> = if partner(s) == s {
@@ -471,18 +474,18 @@ pub fn solve_pair(
             crate::memory::zeroed_huge(idx.size(k, l) as usize)
         })
         .collect();
-    let summaries = {
-        let cells: Vec<Cells> = codes.iter_mut().map(|c| Cells::new(c)).collect();
-        for (&side, c) in sides.iter().zip(&cells) {
-            initialise(idx, side, c, exits, progress);
-        }
-        let pair = Pair {
-            idx,
-            sides: &sides,
-            targets: sides.iter().map(|&side| Targets::of(side, exits)).collect(),
-        };
-        layers::solve(&cells, &pair, progress)
+    let pair = Pair {
+        idx,
+        sides: &sides,
+        targets: sides.iter().map(|&side| Targets::of(side, exits)).collect(),
     };
+    let summaries = layers::solve_resumable(
+        &mut codes,
+        |i, cells| initialise(idx, sides[i], cells, exits, progress),
+        &pair,
+        progress,
+        checkpoint,
+    );
     sides
         .into_iter()
         .zip(codes)

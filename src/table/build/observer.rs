@@ -47,6 +47,11 @@ pub trait Observer: Sync {
     fn skipped(&self, step: &Step) {
         let _ = step;
     }
+    /// `files` files were taken from the directory `from` (`--reuse`) before the
+    /// first step, instead of being solved.
+    fn reused(&self, from: &std::path::Path, files: usize) {
+        let _ = (from, files);
+    }
     /// Work on `step` starts.
     fn started(&self, step: &Step) {
         let _ = step;
@@ -58,6 +63,11 @@ pub trait Observer: Sync {
     /// The solved fraction of `step`, from 0 to 1.
     fn fraction(&self, step: &Step, fraction: f64) {
         let _ = (step, fraction);
+    }
+    /// Something the user should know about `step` while it is solved: its solve
+    /// resumed from a checkpoint, or a checkpoint refused or not written.
+    fn note(&self, step: &Step, note: &str) {
+        let _ = (step, note);
     }
     /// `step` is solved and written.
     fn done(&self, step: &Step) {

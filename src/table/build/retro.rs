@@ -31,6 +31,7 @@
 use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
+use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
     self, Cells, DUPLICATE, MOST_MOVES, Slots, Unmoves, distinct, most_quiet_moves,
 };
@@ -363,6 +364,18 @@ pub fn solve_pair<'a>(
     lower: impl Fn(u32, u32) -> Option<&'a [u16]>,
     progress: Progress,
 ) -> Vec<Solved> {
+    solve_pair_resumable(idx, (k, l), lower, progress, None)
+}
+
+/// [`solve_pair`], resuming from `checkpoint`'s file if it has a valid one and
+/// saving the state between layers.
+pub(crate) fn solve_pair_resumable<'a>(
+    idx: &Index,
+    (k, l): (u32, u32),
+    lower: impl Fn(u32, u32) -> Option<&'a [u16]>,
+    progress: Progress,
+    checkpoint: Option<&Checkpoint>,
+) -> Vec<Solved> {
     let solver = Solver {
         idx,
         rules: idx.rules(),
@@ -389,17 +402,17 @@ pub fn solve_pair<'a>(
         .iter()
         .map(|s| crate::memory::zeroed_huge(idx.size(s.k, s.l) as usize))
         .collect();
-    let summaries = {
-        let cells: Vec<Cells> = codes.iter_mut().map(|c| Cells::new(c)).collect();
-        for (s, c) in sides.iter().zip(&cells) {
-            solver.initialise(s, c, progress);
-        }
-        let pair = Pair {
-            solver: &solver,
-            sides: &sides,
-        };
-        layers::solve(&cells, &pair, progress)
+    let pair = Pair {
+        solver: &solver,
+        sides: &sides,
     };
+    let summaries = layers::solve_resumable(
+        &mut codes,
+        |i, cells| solver.initialise(&sides[i], cells, progress),
+        &pair,
+        progress,
+        checkpoint,
+    );
     sides
         .iter()
         .zip(codes)
