@@ -944,11 +944,18 @@ fn build_moving_placement_pair(
         .map(|&c| Ok((c, child_codes(db, idx, c)?)))
         .collect::<Result<_, BuildError>>()?;
     observer.started(step);
+    let inputs = checkpoint::inputs_of(loaded_checksums(db, idx, &exits)?);
     let exits = moving_placement::Exits::new(&loaded);
     let note = |text: &str| observer.note(step, text);
-    let checkpoint = opts
-        .checkpoints
-        .map(|every| Checkpoint::new(db, &sector.name(), rules.fingerprint(), every, &note));
+    let checkpoint = opts.checkpoints.map(|every| {
+        Checkpoint::new(
+            db,
+            &sector.name(),
+            (rules.fingerprint(), inputs),
+            every,
+            &note,
+        )
+    });
     let solved = moving_placement::solve_pair(
         idx,
         sector,
@@ -1090,14 +1097,14 @@ fn build_pair(
     };
     observer.started(step);
     let note = |text: &str| observer.note(step, text);
+    let read: Vec<Sector> = lowers
+        .iter()
+        .map(|((a, b), _)| Sector::moving(*a as u8, *b as u8))
+        .collect();
+    let inputs = checkpoint::inputs_of(loaded_checksums(db, idx, &read)?);
     let checkpoint = opts.checkpoints.map(|every| {
-        Checkpoint::new(
-            db,
-            &format!("{k}-{l}"),
-            idx.rules().fingerprint(),
-            every,
-            &note,
-        )
+        let name = format!("{k}-{l}");
+        Checkpoint::new(db, &name, (idx.rules().fingerprint(), inputs), every, &note)
     });
     let solved = retro::solve_pair_resumable(
         idx,
@@ -1203,6 +1210,14 @@ fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result
 /// fast form; through the probe's rule in a small one ([`Form::Small`],
 /// [`Form::Serving`]), which a
 /// later run reads as a child.
+/// The header checksums of the finished files of `sectors`, in order.
+fn loaded_checksums(db: &Path, idx: &Index, sectors: &[Sector]) -> Result<Vec<u64>, BuildError> {
+    sectors
+        .iter()
+        .map(|&s| Ok(open_finished_sector(db, idx, s)?.header().checksum))
+        .collect()
+}
+
 fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
     let file = open_sector(db, idx, s)?;
     if !file.value_dont_cares() && !file.loss_depths() {
