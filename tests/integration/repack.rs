@@ -1196,6 +1196,41 @@ fn a_small_form_build_probes_as_the_fast_build() {
     assert!(bytes(&dir) * 2 < bytes(game4()));
 }
 
+/// `build --form small` of a game whose stones move during placement (`lasker-4`:
+/// its placement sectors solved in pairs, each pair's files recoded together):
+/// every file ends in the small form, with every slot's true value that of the
+/// fast build.
+#[test]
+fn a_small_form_build_where_stones_move_in_placement_keeps_every_value() {
+    let rules = Rules::by_name("lasker-4").unwrap();
+    let scratch = Scratch::new("repack-lasker-small");
+    let (fast, small) = (scratch.join("fast"), scratch.join("small"));
+    build(
+        rules,
+        &BuildOptions::quiet(fast.clone(), Selection::All, BuildPhase::All),
+    )
+    .unwrap();
+    let opts = BuildOptions {
+        form: Form::Small,
+        ..BuildOptions::quiet(small.clone(), Selection::All, BuildPhase::All)
+    };
+    build(rules, &opts).unwrap();
+    all_smallest(&small);
+    let sectors = all_sectors(&fast);
+    assert_eq!(all_sectors(&small), sectors);
+    assert!(sectors.len() > 70, "{} files", sectors.len());
+    let (a, b) = (
+        Tablebase::open(&fast).unwrap(),
+        Tablebase::open(&small).unwrap(),
+    );
+    for s in sectors {
+        let want = a.sector_file(s).unwrap().read_all().unwrap();
+        let got = true_codes(&b, s, b.sector_file(s).unwrap()).unwrap();
+        assert!(want == got, "{s}: values differ");
+    }
+    assert!(bytes(&small) * 2 < bytes(&fast));
+}
+
 /// `build --form serving` leaves the serving profile's files, which answer every
 /// probe as the fast form's.
 #[test]

@@ -16,14 +16,15 @@
 //! side's), written as `NAME.ckpt.tmp`, synced and renamed, so a stop while it is
 //! written leaves the previous checkpoint whole (and the temporary is removed as
 //! every build's temporaries are). Layout, little-endian: the header (magic
-//! `MBCKPT01`, the state's version `u32`, the rules' fingerprint `u64`, the next
-//! layer `u16`, the unit's name as a `u16` length and its bytes, the number of
-//! sides `u16`, then per side its cells `u64` and the XXH64 of its cells' hashes),
-//! the header's own XXH64, then each side's cells as `u16`. A cell's hash is taken
-//! per chunk of [`CHUNK`] cells, so that writing and reading stream. A checkpoint of
-//! other rules, another unit, other sizes or another version, or one that fails a
-//! checksum, is reported, removed, and the pair starts over: a checkpoint saves
-//! time, never decides a value.
+//! `MBCKPT01`, the state's version `u32`, the rules' fingerprint `u64`, the hash of
+//! the files the pair reads `u64` (their header checksums), the next layer `u16`,
+//! the unit's name as a `u16` length and its bytes, the number of sides `u16`, then
+//! per side its cells `u64` and the XXH64 of its cells' hashes), the header's own
+//! XXH64, then each side's cells as `u16`. A cell's hash is taken per chunk of
+//! [`CHUNK`] cells, so that writing and reading stream. A checkpoint of other rules,
+//! other files read, another unit, other sizes or another version, or one that
+//! fails a checksum, is reported, removed, and the pair starts over: a checkpoint
+//! saves time, never decides a value.
 
 use crate::table::build::layers::Cells;
 use crate::table::format::xxh64;
@@ -40,7 +41,7 @@ const MAGIC: &[u8; 8] = b"MBCKPT01";
 /// What the saved cells mean ([`crate::table::build::layers`]'s cells between two
 /// layers); a change of their meaning changes it, and older checkpoints are then
 /// refused.
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 /// Cells hashed and copied at a time (2 MiB).
 const CHUNK: usize = 1 << 20;
@@ -53,6 +54,8 @@ pub(crate) struct Checkpoint<'a> {
     path: PathBuf,
     name: String,
     fingerprint: u64,
+    /// The hash of the files the pair reads (their header checksums).
+    inputs: u64,
     /// Time between two checkpoints (zero: after every layer).
     interval: Duration,
     /// When the solve started or the last checkpoint was written; `None` once a
@@ -86,13 +89,14 @@ impl std::fmt::Display for Refused {
 
 impl<'a> Checkpoint<'a> {
     /// The checkpoints of the unit `name` (its first side's file name without
-    /// `.mdb`) in `db`, under rules of `fingerprint`, taken every `interval`;
-    /// `note` hears what the user should know (a checkpoint restored, refused or
-    /// not written).
+    /// `.mdb`) in `db`, under rules of `fingerprint`, reading files whose header
+    /// checksums hash to `inputs` ([`inputs_of`]), taken every `interval`; `note`
+    /// hears what the user should know (a checkpoint restored, refused or not
+    /// written).
     pub fn new(
         db: &Path,
         name: &str,
-        fingerprint: u64,
+        (fingerprint, inputs): (u64, u64),
         interval: Duration,
         note: &'a (dyn Fn(&str) + Sync),
     ) -> Checkpoint<'a> {
@@ -100,6 +104,7 @@ impl<'a> Checkpoint<'a> {
             path: path(db, name),
             name: name.to_string(),
             fingerprint,
+            inputs,
             interval,
             last: Mutex::new(Some(Instant::now())),
             note,
@@ -147,12 +152,18 @@ impl<'a> Checkpoint<'a> {
         if &magic != MAGIC {
             return Err(Refused::Other("not a millbase checkpoint".into()));
         }
-        let mut fixed = [0u8; 16];
+        let mut fixed = [0u8; 24];
         r.read_exact(&mut fixed)?;
         let version = u32::from_le_bytes(fixed[0..4].try_into().expect("4 bytes"));
+        if version != STATE_VERSION {
+            return Err(Refused::Other(format!(
+                "state version {version}, this program writes {STATE_VERSION}"
+            )));
+        }
         let fingerprint = u64::from_le_bytes(fixed[4..12].try_into().expect("8 bytes"));
-        let layer = u16::from_le_bytes([fixed[12], fixed[13]]);
-        let name_len = u16::from_le_bytes([fixed[14], fixed[15]]) as usize;
+        let inputs = u64::from_le_bytes(fixed[12..20].try_into().expect("8 bytes"));
+        let layer = u16::from_le_bytes([fixed[20], fixed[21]]);
+        let name_len = u16::from_le_bytes([fixed[22], fixed[23]]) as usize;
         let mut name = vec![0u8; name_len];
         r.read_exact(&mut name)?;
         let mut count = [0u8; 2];
@@ -169,13 +180,13 @@ impl<'a> Checkpoint<'a> {
         if xxh64(&header) != u64::from_le_bytes(sum) {
             return Err(Refused::Other("header checksum mismatch".into()));
         }
-        if version != STATE_VERSION {
-            return Err(Refused::Other(format!(
-                "state version {version}, this program writes {STATE_VERSION}"
-            )));
-        }
         if fingerprint != self.fingerprint {
             return Err(Refused::Other("of other rules".into()));
+        }
+        if inputs != self.inputs {
+            return Err(Refused::Other(
+                "the files the pair reads have changed since".into(),
+            ));
         }
         if name != self.name.as_bytes() {
             return Err(Refused::Other(format!(
@@ -245,7 +256,7 @@ impl<'a> Checkpoint<'a> {
     fn write(&self, layer: u16, sides: &[Cells]) -> std::io::Result<()> {
         let tmp = tmp_path(&self.path);
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let header_len = 8 + 16 + self.name.len() + 2 + sides.len() * 16 + 8;
+        let header_len = 8 + 24 + self.name.len() + 2 + sides.len() * 16 + 8;
         w.write_all(&vec![0u8; header_len])?;
         let mut bytes = vec![0u8; CHUNK * 2];
         let mut table = Vec::new();
@@ -266,6 +277,7 @@ impl<'a> Checkpoint<'a> {
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&STATE_VERSION.to_le_bytes());
         header.extend_from_slice(&self.fingerprint.to_le_bytes());
+        header.extend_from_slice(&self.inputs.to_le_bytes());
         header.extend_from_slice(&layer.to_le_bytes());
         header.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
         header.extend_from_slice(self.name.as_bytes());
@@ -314,6 +326,12 @@ fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 
+/// The hash of the header checksums of the files a pair reads, in the order given:
+/// a checkpoint holds only for the same inputs.
+pub(crate) fn inputs_of(checksums: impl IntoIterator<Item = u64>) -> u64 {
+    hash_of(&checksums.into_iter().collect::<Vec<_>>())
+}
+
 /// The hash of a side's cells: the XXH64 of its chunks' hashes.
 fn hash_of(hashes: &[u64]) -> u64 {
     let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
@@ -336,7 +354,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let notes = Mutex::new(Vec::<String>::new());
         let note = |s: &str| notes.lock().unwrap().push(s.to_string());
-        let ck = Checkpoint::new(&dir, "5-4", 7, Duration::ZERO, &note);
+        let ck = Checkpoint::new(&dir, "5-4", (7, 9), Duration::ZERO, &note);
         let mut a: Vec<u16> = (0..CHUNK as u32 + 77).map(|i| (i * 31) as u16).collect();
         let mut b: Vec<u16> = (0..1000u32).map(|i| (i ^ 0x8000) as u16).collect();
         let (a0, b0) = (a.clone(), b.clone());
@@ -353,10 +371,16 @@ mod tests {
             assert!(got.iter().flatten().all(|&c| c == 0), "left zeroed");
             r
         };
-        let other_rules = Checkpoint::new(&dir, "5-4", 8, Duration::ZERO, &note);
+        let other_rules = Checkpoint::new(&dir, "5-4", (8, 9), Duration::ZERO, &note);
         assert_eq!(refused(&other_rules, [a0.len(), b0.len()]), None);
-        let other_unit = Checkpoint::new(&dir, "5-4", 7, Duration::ZERO, &note);
-        assert_eq!(refused(&other_unit, [a0.len(), b0.len() + 1]), None);
+        let other_inputs = Checkpoint::new(&dir, "5-4", (7, 10), Duration::ZERO, &note);
+        assert_eq!(refused(&other_inputs, [a0.len(), b0.len()]), None);
+        let other_sizes = Checkpoint::new(&dir, "5-4", (7, 9), Duration::ZERO, &note);
+        assert_eq!(refused(&other_sizes, [a0.len(), b0.len() + 1]), None);
+        let other_unit = Checkpoint::new(&dir, "4-5", (7, 9), Duration::ZERO, &note);
+        std::fs::write(&other_unit.path, &bytes).unwrap();
+        let mut got = vec![vec![0u16; a0.len()], vec![0u16; b0.len()]];
+        assert_eq!(other_unit.restore(&mut got), None, "another unit's");
         for at in [3, 40, bytes.len() / 2, bytes.len() - 1] {
             let mut bad = bytes.clone();
             bad[at] ^= 0x10;
@@ -371,7 +395,9 @@ mod tests {
         let notes = notes.into_inner().unwrap();
         assert!(notes[0].contains("layer 12"), "{notes:?}");
         assert!(notes[1].contains("other rules"), "{notes:?}");
-        assert!(notes[2].contains("other sizes"), "{notes:?}");
+        assert!(notes[2].contains("have changed"), "{notes:?}");
+        assert!(notes[3].contains("other sizes"), "{notes:?}");
+        assert!(notes[4].contains("of 5-4"), "{notes:?}");
         assert!(notes.iter().any(|n| n.contains("checksum")), "{notes:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -382,7 +408,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mb-ckpt2-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let note = |_: &str| {};
-        let ck = Checkpoint::new(&dir, "3-3", 1, Duration::from_secs(3600), &note);
+        let ck = Checkpoint::new(&dir, "3-3", (1, 1), Duration::from_secs(3600), &note);
         let mut a = vec![1u16; 10];
         assert!(!ck.maybe_save(1, &[cells_of(&mut a)]));
         assert!(!ck.path.exists());

@@ -446,12 +446,6 @@ pub fn build_with(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .map_err(|e| BuildError::Threads(e.to_string()))?;
-    if opts.form != Form::Fast && rules.move_in_placement {
-        return Err(BuildError::Unsupported {
-            rules: rules.name,
-            why: "the build writes the small form only where stones do not move during placement; build the fast form, then `millbase repack`",
-        });
-    }
     let pairs = match opts.phase {
         BuildPhase::Placement => Vec::new(),
         _ => plan(rules, opts.selection)?,
@@ -569,13 +563,14 @@ pub fn build_with(
                 release(&recoder, at);
                 continue;
             }
-            if let Some(at) = solved_partners
+            if let Some(i) = solved_partners
                 .iter()
                 .position(|r| r.sector == Some(sector))
             {
                 // Solved and written with its partner, the step before.
                 observer.done(step);
-                reports.push(solved_partners.swap_remove(at));
+                reports.push(solved_partners.swap_remove(i));
+                release(&recoder, at);
                 continue;
             }
             check_replaceable(&opts.db.join(sector.file_name()))?;
@@ -586,6 +581,10 @@ pub fn build_with(
                 observer.done(step);
                 reports.push(pair.remove(0));
                 solved_partners.extend(pair);
+                release(&recoder, at);
+                if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
+                    return Err(e.into());
+                }
                 continue;
             }
             let recoding = recoder.as_ref().map(|r| &r.0);
@@ -666,13 +665,17 @@ fn release_plan(
             (done, writes, reads)
         })
         .collect();
-    steps.extend(sectors.iter().zip(sector_done).map(|(&s, &done)| {
-        let (quiet, capture) = s.children();
-        let reads = std::iter::once(quiet)
-            .chain(capture.filter(|c| c.is_valid(rules)))
-            .collect();
-        (done, vec![s], reads)
-    }));
+    if rules.move_in_placement {
+        steps.extend(moving_placement_steps(rules, sectors, sector_done));
+    } else {
+        steps.extend(sectors.iter().zip(sector_done).map(|(&s, &done)| {
+            let (quiet, capture) = s.children();
+            let reads = std::iter::once(quiet)
+                .chain(capture.filter(|c| c.is_valid(rules)))
+                .collect();
+            (done, vec![s], reads)
+        }));
+    }
     let mut at: BTreeMap<Sector, Option<usize>> = BTreeMap::new();
     for (i, (done, writes, reads)) in steps.iter().enumerate() {
         for &w in writes {
@@ -702,6 +705,45 @@ fn release_plan(
         }
     }
     (release, readers)
+}
+
+/// The steps of [`release_plan`] for the placement `sectors` of rules in which
+/// stones move during placement: each pair of sectors (a sector and its
+/// [`moving_placement::partner`]) is solved and written at the first of its two
+/// steps whose file is not finished, reading the pair's exits; the pair's other
+/// step writes and reads nothing.
+fn moving_placement_steps(
+    rules: &Rules,
+    sectors: &[Sector],
+    sector_done: &[bool],
+) -> Vec<(bool, Vec<Sector>, Vec<Sector>)> {
+    let done = |s: Sector| {
+        sectors
+            .iter()
+            .position(|&x| x == s)
+            .is_none_or(|i| sector_done[i])
+    };
+    sectors
+        .iter()
+        .zip(sector_done)
+        .map(|(&s, &done_s)| {
+            let p = moving_placement::partner(s);
+            let pair: Vec<Sector> = if p == s { vec![s] } else { vec![s, p] };
+            if pair.iter().all(|&x| done(x)) {
+                return (true, vec![s], Vec::new());
+            }
+            // The step that solves the pair: the first of the two not finished.
+            let solves = sectors
+                .iter()
+                .find(|&&x| pair.contains(&x) && !done(x))
+                .is_some_and(|&x| x == s);
+            if solves {
+                (false, pair, moving_placement::exits(rules, s))
+            } else {
+                (done_s, Vec::new(), Vec::new())
+            }
+        })
+        .collect()
 }
 
 /// Refuses, before any work, to build a file whose place is taken by a directory,
@@ -902,11 +944,18 @@ fn build_moving_placement_pair(
         .map(|&c| Ok((c, child_codes(db, idx, c)?)))
         .collect::<Result<_, BuildError>>()?;
     observer.started(step);
+    let inputs = checkpoint::inputs_of(loaded_checksums(db, idx, &exits)?);
     let exits = moving_placement::Exits::new(&loaded);
     let note = |text: &str| observer.note(step, text);
-    let checkpoint = opts
-        .checkpoints
-        .map(|every| Checkpoint::new(db, &sector.name(), rules.fingerprint(), every, &note));
+    let checkpoint = opts.checkpoints.map(|every| {
+        Checkpoint::new(
+            db,
+            &sector.name(),
+            (rules.fingerprint(), inputs),
+            every,
+            &note,
+        )
+    });
     let solved = moving_placement::solve_pair(
         idx,
         sector,
@@ -1048,14 +1097,14 @@ fn build_pair(
     };
     observer.started(step);
     let note = |text: &str| observer.note(step, text);
+    let read: Vec<Sector> = lowers
+        .iter()
+        .map(|((a, b), _)| Sector::moving(*a as u8, *b as u8))
+        .collect();
+    let inputs = checkpoint::inputs_of(loaded_checksums(db, idx, &read)?);
     let checkpoint = opts.checkpoints.map(|every| {
-        Checkpoint::new(
-            db,
-            &format!("{k}-{l}"),
-            idx.rules().fingerprint(),
-            every,
-            &note,
-        )
+        let name = format!("{k}-{l}");
+        Checkpoint::new(db, &name, (idx.rules().fingerprint(), inputs), every, &note)
     });
     let solved = retro::solve_pair_resumable(
         idx,
@@ -1161,6 +1210,14 @@ fn check_need_beside(what: &str, need: u64, recoder: Option<&Recoder>) -> Result
 /// fast form; through the probe's rule in a small one ([`Form::Small`],
 /// [`Form::Serving`]), which a
 /// later run reads as a child.
+/// The header checksums of the finished files of `sectors`, in order.
+fn loaded_checksums(db: &Path, idx: &Index, sectors: &[Sector]) -> Result<Vec<u64>, BuildError> {
+    sectors
+        .iter()
+        .map(|&s| Ok(open_finished_sector(db, idx, s)?.header().checksum))
+        .collect()
+}
+
 fn child_codes(db: &Path, idx: &Index, s: Sector) -> Result<Vec<u16>, BuildError> {
     let file = open_sector(db, idx, s)?;
     if !file.value_dont_cares() && !file.loss_depths() {
