@@ -26,13 +26,12 @@
 //! fails a checksum, is reported, removed, and the pair starts over: a checkpoint
 //! saves time, never decides a value.
 
-use crate::table::build::layers::Cells;
 use crate::table::format::xxh64;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// The file's first bytes.
@@ -227,10 +226,10 @@ impl<'a> Checkpoint<'a> {
         Ok(layer)
     }
 
-    /// Saves `sides` as the state before layer `layer`, if the interval has passed
+    /// Saves the cells of `sides` as the state before layer `layer`, if the interval has passed
     /// since the start or the last checkpoint. Must be called between layers
     /// (nothing writes the cells). Returns whether it saved.
-    pub fn maybe_save(&self, layer: u16, sides: &[Cells]) -> bool {
+    pub fn maybe_save(&self, layer: u16, sides: &[&[AtomicU16]]) -> bool {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         match *last {
             Some(t) if t.elapsed() >= self.interval => {}
@@ -253,7 +252,7 @@ impl<'a> Checkpoint<'a> {
         }
     }
 
-    fn write(&self, layer: u16, sides: &[Cells]) -> std::io::Result<()> {
+    fn write(&self, layer: u16, sides: &[&[AtomicU16]]) -> std::io::Result<()> {
         let tmp = tmp_path(&self.path);
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let header_len = 8 + 24 + self.name.len() + 2 + sides.len() * 16 + 8;
@@ -262,7 +261,7 @@ impl<'a> Checkpoint<'a> {
         let mut table = Vec::new();
         for side in sides {
             let mut hashes = Vec::new();
-            for cells in side.values.chunks(CHUNK) {
+            for cells in side.chunks(CHUNK) {
                 let b = &mut bytes[..cells.len() * 2];
                 for (cell, out) in cells.iter().zip(b.chunks_exact_mut(2)) {
                     out.copy_from_slice(&cell.load(Relaxed).to_le_bytes());
@@ -270,7 +269,7 @@ impl<'a> Checkpoint<'a> {
                 hashes.push(xxh64(b));
                 w.write_all(b)?;
             }
-            table.extend_from_slice(&(side.values.len() as u64).to_le_bytes());
+            table.extend_from_slice(&(side.len() as u64).to_le_bytes());
             table.extend_from_slice(&hash_of(&hashes).to_le_bytes());
         }
         let mut header = Vec::with_capacity(header_len);
@@ -342,8 +341,8 @@ fn hash_of(hashes: &[u64]) -> u64 {
 mod tests {
     use super::*;
 
-    fn cells_of(v: &mut [u16]) -> Cells<'_> {
-        Cells::new(v)
+    fn cells_of(v: &[u16]) -> Vec<AtomicU16> {
+        v.iter().map(|&c| AtomicU16::new(c)).collect()
     }
 
     /// A checkpoint restores the cells it saved, with its layer; one of other
@@ -355,10 +354,9 @@ mod tests {
         let notes = Mutex::new(Vec::<String>::new());
         let note = |s: &str| notes.lock().unwrap().push(s.to_string());
         let ck = Checkpoint::new(&dir, "5-4", (7, 9), Duration::ZERO, &note);
-        let mut a: Vec<u16> = (0..CHUNK as u32 + 77).map(|i| (i * 31) as u16).collect();
-        let mut b: Vec<u16> = (0..1000u32).map(|i| (i ^ 0x8000) as u16).collect();
-        let (a0, b0) = (a.clone(), b.clone());
-        assert!(ck.maybe_save(12, &[cells_of(&mut a), cells_of(&mut b)]));
+        let a0: Vec<u16> = (0..CHUNK as u32 + 77).map(|i| (i * 31) as u16).collect();
+        let b0: Vec<u16> = (0..1000u32).map(|i| (i ^ 0x8000) as u16).collect();
+        assert!(ck.maybe_save(12, &[&cells_of(&a0), &cells_of(&b0)]));
         let mut got = vec![vec![0u16; a0.len()], vec![0u16; b0.len()]];
         assert_eq!(ck.restore(&mut got), Some(12));
         assert_eq!(got, vec![a0.clone(), b0.clone()]);
@@ -409,8 +407,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let note = |_: &str| {};
         let ck = Checkpoint::new(&dir, "3-3", (1, 1), Duration::from_secs(3600), &note);
-        let mut a = vec![1u16; 10];
-        assert!(!ck.maybe_save(1, &[cells_of(&mut a)]));
+        assert!(!ck.maybe_save(1, &[&cells_of(&[1u16; 10])]));
         assert!(!ck.path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

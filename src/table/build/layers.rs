@@ -180,7 +180,8 @@ pub(crate) fn solve(
     let mut t = first;
     while t <= longest {
         if let Some(c) = checkpoint {
-            c.maybe_save(t, sides);
+            let cells: Vec<&[AtomicU16]> = sides.iter().map(|s| s.values).collect();
+            c.maybe_save(t, &cells);
         }
         progress(&format!("layer {t}"), t as f64 / (longest as f64 + 1.0));
         for i in 0..sides.len() {

@@ -10,7 +10,7 @@ pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;
 pub(crate) mod retro;
-pub(crate) mod reuse;
+pub mod reuse;
 pub(crate) mod summary;
 
 use crate::rules::Rules;
@@ -196,9 +196,9 @@ pub enum BuildError {
     /// A child in the small form could not be read through the probe's rule.
     #[error(transparent)]
     Probe(#[from] ProbeError),
-    /// A directory to reuse files from that cannot serve.
+    /// Files could not be taken from the directory of `--reuse`.
     #[error("--reuse: {0}")]
-    Reuse(String),
+    Reuse(#[from] reuse::ReuseError),
     /// Rules whose game the builder cannot solve yet.
     #[error("the builder cannot build the rules {rules} yet: {why}")]
     Unsupported {
@@ -375,10 +375,7 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
     Ok(fresh)
 }
 
-pub(crate) fn io<'a>(
-    what: &'static str,
-    path: &'a Path,
-) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
+fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> BuildError + 'a {
     move |source| BuildError::Io {
         what,
         path: path.to_path_buf(),
