@@ -14,9 +14,9 @@
 //! without a capture, and the moving phase's full board) is solved as usual.
 
 use crate::rules::Rules;
+use crate::table::build::error::{BuildError, io};
 use crate::table::dir::manifest::{Entry, Manifest};
 use crate::table::dir::open_sector;
-use crate::table::format::FormatError;
 use crate::table::format::{self, xxh64};
 use crate::table::index::Index;
 use crate::table::sector::Sector;
@@ -24,39 +24,6 @@ use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-
-/// Why files could not be taken from another directory.
-#[derive(Debug, thiserror::Error)]
-pub enum ReuseError {
-    /// The directory cannot serve this build.
-    #[error("{0}")]
-    Refused(String),
-    /// A file could not be copied or relabelled.
-    #[error("{what} {path}: {source}")]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A file could not be read or checked.
-    #[error(transparent)]
-    Format(#[from] FormatError),
-    /// A manifest could not be read or written.
-    #[error("manifest: {0}")]
-    Manifest(String),
-}
-
-/// An I/O error of `what` on `path`.
-fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ReuseError + 'a {
-    move |source| ReuseError::Io {
-        what,
-        path: path.to_path_buf(),
-        source,
-    }
-}
 
 /// Bytes of a database file's header; the variant name, fingerprint and header
 /// checksum are at these offsets (FORMAT.md, "Header").
@@ -82,16 +49,16 @@ pub fn may_fill(rules: &Rules, s: Sector) -> bool {
 impl Source {
     /// The directory `dir` as a source for a build of `rules`: its manifest must
     /// name rules that agree with `rules` below a full board.
-    pub fn open(dir: &Path, rules: &'static Rules) -> Result<Source, ReuseError> {
-        let manifest = Manifest::load(dir).map_err(|e| ReuseError::Manifest(e.to_string()))?;
+    pub fn open(dir: &Path, rules: &'static Rules) -> Result<Source, BuildError> {
+        let manifest = Manifest::load(dir).map_err(|e| BuildError::Manifest(e.to_string()))?;
         let Some(manifest) = manifest else {
-            return Err(ReuseError::Refused(format!(
+            return Err(BuildError::Reuse(format!(
                 "{} holds no database (no manifest.json)",
                 dir.display()
             )));
         };
         let theirs = Rules::by_name(&manifest.rules.name).ok_or_else(|| {
-            ReuseError::Refused(format!(
+            BuildError::Reuse(format!(
                 "{} names rules this program does not know: {}",
                 Manifest::path(dir).display(),
                 manifest.rules.name
@@ -107,9 +74,9 @@ impl Source {
         rules: &'static Rules,
         theirs: &'static Rules,
         manifest: Manifest,
-    ) -> Result<Source, ReuseError> {
+    ) -> Result<Source, BuildError> {
         if !theirs.agrees_below_full_board(rules) {
-            return Err(ReuseError::Refused(format!(
+            return Err(BuildError::Reuse(format!(
                 "{} holds {}, whose game is not that of {} wherever the board cannot fill \
                  up; files can be reused between rule sets that differ only in the full \
                  board (`twelve` and `morabaraba`)",
@@ -133,7 +100,7 @@ impl Source {
         idx: &Index,
         targets: &[Sector],
         manifest: &Mutex<Manifest>,
-    ) -> Result<usize, ReuseError> {
+    ) -> Result<usize, BuildError> {
         let mut taken = 0;
         for &s in targets {
             if open_sector(db, idx, s).is_err() && self.take(db, idx, s, manifest)? {
@@ -152,7 +119,7 @@ impl Source {
         idx: &Index,
         s: Sector,
         manifest: &Mutex<Manifest>,
-    ) -> Result<bool, ReuseError> {
+    ) -> Result<bool, BuildError> {
         if may_fill(idx.rules(), s) || open_sector(&self.dir, self.idx, s).is_err() {
             return Ok(false);
         }
@@ -162,7 +129,7 @@ impl Source {
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
         let copied = copy_relabelled(&from, &tmp, idx.rules())
-            .and_then(|()| format::replace_file(&tmp, &to).map_err(ReuseError::from));
+            .and_then(|()| format::replace_file(&tmp, &to).map_err(BuildError::from));
         if let Err(e) = copied {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
@@ -177,7 +144,7 @@ impl Source {
         manifest.format_version = manifest.format_version.max(file.header().version);
         manifest
             .record(db, entry)
-            .map_err(|e| ReuseError::Manifest(e.to_string()))?;
+            .map_err(|e| BuildError::Manifest(e.to_string()))?;
         Ok(true)
     }
 
@@ -189,7 +156,7 @@ impl Source {
 
 /// Copies `from` to `to` (synced), its header given `rules`' name and fingerprint
 /// and its checksum again.
-fn copy_relabelled(from: &Path, to: &Path, rules: &Rules) -> Result<(), ReuseError> {
+fn copy_relabelled(from: &Path, to: &Path, rules: &Rules) -> Result<(), BuildError> {
     std::fs::copy(from, to).map_err(io("copying to", to))?;
     let mut f = OpenOptions::new()
         .read(true)
