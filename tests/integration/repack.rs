@@ -1256,16 +1256,17 @@ fn a_serving_form_build_probes_as_the_fast_build() {
 }
 
 /// Checks the order in which `build --form small` recodes, in `dir` as a run
-/// killed right after it recoded a file left it: a file is recoded only after every
-/// file that reads it as a child (a ply that captures nothing or one that
-/// captures, but for a moving-phase file's other side, solved and recoded with it),
-/// so that recodes read their children in the fast form. Returns the files left in
-/// the fast form.
+/// killed right after it recoded a file left it: a file's recoded form takes its
+/// place only after every file that reads it as a child (a ply that captures
+/// nothing or one that captures, but for a moving-phase file's other side, solved
+/// and recoded with it) is recoded, in its place or beside it, so that recodes
+/// read their children in the fast form. Returns the files left in the fast form.
 fn recoded_after_readers(dir: &Path) -> Vec<Sector> {
     let tb = Tablebase::open(dir).unwrap();
     let smallest = RepackOptions::smallest();
     let sectors = tb.available_sectors();
     let small = |s: Sector| is_repacked(tb.sector_file(s).unwrap(), &smallest);
+    let recoded = |s: Sector| small(s) || dir.join(format!("{}.recoded", s.file_name())).exists();
     for &reader in &sectors {
         let (quiet, capture) = reader.children();
         let children = capture
@@ -1273,7 +1274,7 @@ fn recoded_after_readers(dir: &Path) -> Vec<Sector> {
             .chain((!reader.is_moving()).then_some(quiet));
         for child in children.filter(|c| sectors.contains(c)) {
             assert!(
-                !small(child) || small(reader),
+                !small(child) || recoded(reader),
                 "{child} was recoded before {reader}, which reads it"
             );
         }
@@ -1282,9 +1283,11 @@ fn recoded_after_readers(dir: &Path) -> Vec<Sector> {
 }
 
 /// A `build --form small` killed mid-way (after a pair is solved, with files of the
-/// fast form not yet recoded; right after a file is recoded, twice) resumes: the
-/// next run recodes what is left, in an order where a file's readers come first,
-/// and every probe equals the fast build's.
+/// fast form not yet recoded; right after a file is recoded beside its file, whose
+/// recoded form is then damaged; right after a recoded form took its file's place,
+/// twice) resumes: the next run keeps the intact recoded forms beside their files,
+/// recodes the damaged one again and what is left, in an order where a file's
+/// readers come first, and every probe equals the fast build's.
 #[test]
 fn a_killed_small_form_build_resumes() {
     let scratch = Scratch::new("repack-a-killed-small-form");
@@ -1306,7 +1309,13 @@ fn a_killed_small_form_build_resumes() {
         }
         cmd.output().unwrap()
     };
-    for stage in ["solved:4-4", "recoded:4-4", "recoded:3-4"] {
+    for stage in [
+        "solved:4-4",
+        "beside:3-4",
+        "beside:4-4",
+        "recoded:3-4",
+        "recoded:4-4",
+    ] {
         let out = run(Some(stage));
         assert!(!out.status.success(), "{stage}: the build was not stopped");
         assert!(
@@ -1319,11 +1328,34 @@ fn a_killed_small_form_build_resumes() {
         for s in tb.available_sectors() {
             tb.sector_file(s).unwrap().verify_checksums().unwrap();
         }
+        if let Some(name) = stage.strip_prefix("beside:") {
+            let beside = dir.join(format!("{name}.mdb.recoded"));
+            let intact = std::fs::read(&beside).unwrap();
+            if name == "3-4" {
+                // Damaged: the next run must not install it.
+                let mut bytes = intact.clone();
+                let at = bytes.len() / 2;
+                bytes[at] ^= 0x10;
+                std::fs::write(&beside, bytes).unwrap();
+            } else {
+                // Kept as it is by the next run (not written again: the same file).
+                use std::os::unix::fs::MetadataExt;
+                let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+                let before = ino(&beside);
+                let out = run(Some(stage));
+                assert!(text(&out.stderr).contains(stage), "{}", text(&out.stderr));
+                assert_eq!(ino(&beside), before, "{stage}: recoded again");
+                assert_eq!(std::fs::read(&beside).unwrap(), intact, "{stage}");
+            }
+        }
         if stage.starts_with("recoded:") {
-            // 4-4 reads 3-4 (its captures), which reads 3-3: 3-3 is left in the
-            // fast form when either is recoded.
+            // Files are left in the fast form for the next run: the last
+            // placement sectors solved, which read every other.
             let fast = recoded_after_readers(&dir);
-            assert!(fast.contains(&Sector::moving(3, 3)), "{stage}: {fast:?}");
+            assert!(
+                fast.contains(&Sector::parse("0-0-4-4").unwrap()),
+                "{stage}: {fast:?}"
+            );
         }
     }
     let out = run(None);

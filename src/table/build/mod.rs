@@ -71,10 +71,11 @@ pub enum Form {
     Fast,
     /// The smallest files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::smallest`]): each file is
-    /// recoded in a background thread, checked on every slot, once no sector still
-    /// to be solved reads it and every file that reads it as a child is recoded
-    /// (so that recodes read their children in the fast form): where the last
-    /// solved files read every other (the whole game), after the last solve.
+    /// recoded in a background thread as soon as it is written, while the next
+    /// files are solved, checked on every slot, into `NAME.recoded` beside it; the
+    /// recoded form takes the file's place once no sector still to be solved
+    /// reads it and every file that reads it as a child is recoded (so that
+    /// recodes read their children in the fast form).
     Small,
     /// The serving profile's files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::serving`]): larger than
@@ -406,12 +407,14 @@ pub fn build_with(
     let mut recoder = match opts.form.recode_options() {
         None => None,
         Some(recode) => {
-            let (release, mut readers) =
+            let (mut plan, mut readers) =
                 release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
             let order = recode::order(&opts.db, idx, &pairs, &pair_done, &sectors, &sector_done);
             observer.recode_order(&order);
             if order != RecodeOrder::ReadersFirst {
+                // Each file recoded once it is free, in its place.
                 readers.clear();
+                plan.written = plan.free.clone();
             }
             let r = Recoder::start(
                 &opts.db,
@@ -422,14 +425,17 @@ pub fn build_with(
                 readers,
             )
             .map_err(BuildError::Threads)?;
-            Some((r, release))
+            Some((r, plan))
         }
     };
-    // Finished files that nothing still to be solved reads are recoded first.
+    // Finished files are recoded first.
     let release = |recoder: &Option<(Recoder, Release)>, step: Option<usize>| {
-        if let Some((r, release)) = recoder {
-            for &s in release.get(&step).into_iter().flatten() {
+        if let Some((r, plan)) = recoder {
+            for &s in plan.written.get(&step).into_iter().flatten() {
                 r.push(s);
+            }
+            for &s in plan.free.get(&step).into_iter().flatten() {
+                r.free(s);
             }
         }
     };
@@ -545,11 +551,17 @@ fn take_reusable(
     Ok(())
 }
 
-/// For each step of a build (`None`: before the first), the targets that may be
-/// recoded once it is done: every file of the run after its last reader still to
-/// be solved, or after it is written, or at once if neither (queued then; the
-/// recoder takes each once its [`Readers`] are recoded).
-type Release = BTreeMap<Option<usize>, Vec<Sector>>;
+/// For each step of a build (`None`: before the first), which targets are
+/// written (so may be recoded beside their files) and which are free (no step
+/// still to be solved reads them) once it is done.
+#[derive(Default)]
+struct Release {
+    /// The targets each step writes; those finished already under `None`.
+    written: BTreeMap<Option<usize>, Vec<Sector>>,
+    /// The targets after each step's last reader still to be solved, or after
+    /// it is written, or at once (`None`) if neither.
+    free: BTreeMap<Option<usize>, Vec<Sector>>,
+}
 
 /// The [`Release`] of a run of the moving-phase `pairs` then the placement
 /// `sectors` (steps numbered in that order), of which those marked done are
@@ -601,12 +613,16 @@ fn release_plan(
         }
     }
     let targets: BTreeSet<Sector> = steps.iter().flat_map(|(_, w, _)| w.clone()).collect();
-    let mut release = Release::new();
+    let mut release = Release::default();
     for (s, step) in at {
         // A child from outside the run is left as it is.
         if targets.contains(&s) {
-            release.entry(step).or_default().push(s);
+            release.free.entry(step).or_default().push(s);
         }
+    }
+    for (i, (done, writes, _)) in steps.iter().enumerate() {
+        let step = (!done).then_some(i);
+        release.written.entry(step).or_default().extend(writes);
     }
     let mut readers = Readers::new();
     for (_, writes, reads) in &steps {

@@ -1,18 +1,23 @@
 //! Recoding finished files into a small form while the build goes on: a
-//! background thread takes each file once no sector still to be solved reads it as
-//! a child and every file of the run that reads it as a child is recoded (so that
-//! a recode reads its children in the fast form, whose blocks decode some thirty
-//! times faster than model-coded ones), and repacks it in place ([`crate::table::pack::repack::repack_file`]
-//! with [`RepackOptions::smallest`]: the model's don't-cares, loss-only depths, both
-//! sections model-coded; or with [`RepackOptions::serving`]; every slot checked
-//! against the file it replaces before the rename). A killed build leaves either file whole; the next run recodes what
-//! is left in the fast form, in the same order.
-
+//! background thread recodes each file as soon as it is written
+//! ([`crate::table::pack::repack::repack_beside`] with [`RepackOptions::smallest`]:
+//! the model's don't-cares, loss-only depths, both sections model-coded; or with
+//! [`RepackOptions::serving`]; every slot checked against the file), into
+//! `NAME.recoded` beside the file, so that the coding runs while the next files
+//! are solved. The recoded form takes the file's place once no step still to be
+//! solved reads the file and every file of the run that reads it as a child is
+//! recoded: so every recode reads its children in the fast form, whose blocks
+//! decode some thirty times faster than model-coded ones. A killed build leaves
+//! every file whole, in either form, and the recoded forms made beside them; the
+//! next run checks and keeps those, and recodes what is left.
 use crate::table::dir::manifest::Manifest;
 use crate::table::dir::open_sector;
+use crate::table::format::Header;
 use crate::table::index::Index;
 use crate::table::pack::entry_from;
-use crate::table::pack::repack::{RepackError, RepackOptions, is_repacked, repack_file};
+use crate::table::pack::repack::{
+    RepackError, RepackOptions, install_beside, is_repacked, repack_beside,
+};
 use crate::table::probe::Tablebase;
 use crate::table::sector::Sector;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -31,16 +36,22 @@ pub(crate) fn recode_memory(slots: u64) -> u64 {
 /// game as built takes 0.36; small games more, per slot, in their headers).
 const FAST_BYTES_PER_SLOT: f64 = 0.5;
 
+/// Bytes a slot of the recoded form beside it takes, at most about (the whole
+/// standard game's smallest form takes 0.09).
+const BESIDE_BYTES_PER_SLOT: f64 = 0.15;
+
 /// The order in which the recoding thread takes finished files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecodeOrder {
-    /// Each file once no step still to be solved reads it and every file that
-    /// reads it as a child is recoded, so that recodes read their children in the
-    /// fast form; the fast form of the run stays on disk until then (in a whole
-    /// game, to the last solve).
+    /// Each file as soon as it is written, beside it; the recoded form takes
+    /// its place once no step still to be solved reads it and every file that
+    /// reads it as a child is recoded, so that recodes read their children in
+    /// the fast form. The fast form of the run stays on disk until then (in a
+    /// whole game, to the last solve), beside the recoded forms.
     ReadersFirst,
-    /// Each file once no step still to be solved reads it: the fast form of the
-    /// files still to be solved, about `need` bytes, would not fit the `free`
+    /// Each file once no step still to be solved reads it, in its place: the
+    /// fast form of the files still to be solved and their recoded forms, about
+    /// `need` bytes, would not fit the `free`
     /// bytes of the directory's file system with a tenth to spare
     /// (`MILLBASE_DISK_LIMIT=BYTES` caps what is taken as free).
     AsSoonAsSolved {
@@ -75,8 +86,8 @@ pub(crate) fn order(
             let (k, l) = s.counts();
             idx.size(k, l)
         });
-    let need =
-        ((pair_slots.sum::<u64>() + sector_slots.sum::<u64>()) as f64 * FAST_BYTES_PER_SLOT) as u64;
+    let need = ((pair_slots.sum::<u64>() + sector_slots.sum::<u64>()) as f64
+        * (FAST_BYTES_PER_SLOT + BESIDE_BYTES_PER_SLOT)) as u64;
     let limit = std::env::var("MILLBASE_DISK_LIMIT")
         .ok()
         .and_then(|v| v.parse::<u64>().ok());
@@ -123,14 +134,18 @@ pub(crate) type Readers = BTreeMap<Sector, Vec<Sector>>;
 /// What the recoding thread shares with the build.
 #[derive(Default)]
 struct State {
-    /// The sectors to recode, in the order released.
+    /// The sectors to recode, in the order queued.
     queue: VecDeque<Sector>,
     /// Whether a sector is being recoded now: which, and its memory (bytes).
     busy: Option<(Sector, u64)>,
-    /// The files that read each file as a child: a file waits in the queue until
-    /// they are recoded.
+    /// The files that read each file as a child: a file's recoded form waits
+    /// beside it until they are recoded.
     readers: Readers,
-    /// The sectors recoded, or found in the form asked for already.
+    /// The sectors whose recoded form waits beside their file, with its header.
+    beside: BTreeMap<Sector, Box<Header>>,
+    /// The sectors that no step still to be solved reads.
+    free: BTreeSet<Sector>,
+    /// The sectors whose file is in the form asked for.
     recoded: BTreeSet<Sector>,
     /// No more sectors will be queued: a reader neither queued nor being recoded
     /// will not be, and is not waited for.
@@ -144,30 +159,35 @@ struct State {
 }
 
 impl State {
-    /// Whether `s` may be recoded now: every file that reads it as a child is
+    /// Whether the recoded form of `s` may take its file's place now: no step
+    /// still to be solved reads it, and every file that reads it as a child is
     /// recoded (or, once the queue is sealed, will not be).
-    fn ready(&self, s: Sector) -> bool {
+    fn installable(&self, s: Sector) -> bool {
         let waits_for = |r: &Sector| {
             !self.recoded.contains(r)
+                && !self.beside.contains_key(r)
                 && (!self.sealed
                     || self.queue.contains(r)
                     || self.busy.is_some_and(|(b, _)| b == *r))
         };
-        !self
-            .readers
-            .get(&s)
-            .is_some_and(|rs| rs.iter().any(waits_for))
+        (self.sealed || self.free.contains(&s))
+            && !self
+                .readers
+                .get(&s)
+                .is_some_and(|rs| rs.iter().any(waits_for))
     }
 
-    /// The first queued sector that may be recoded now, taken off the queue.
-    fn take_ready(&mut self) -> Option<Sector> {
-        let at = (0..self.queue.len()).find(|&i| self.ready(self.queue[i]))?;
-        self.queue.remove(at)
+    /// A recoded form that may take its file's place now, taken off the list.
+    fn take_installable(&mut self) -> Option<(Sector, Box<Header>)> {
+        let s = *self.beside.keys().find(|&&s| self.installable(s))?;
+        self.beside.remove_entry(&s)
     }
 
     /// Whether the thread has work it may do now (or is doing).
     fn working(&self) -> bool {
-        self.busy.is_some() || self.queue.iter().any(|&s| self.ready(s))
+        self.busy.is_some()
+            || !self.queue.is_empty()
+            || self.beside.keys().any(|&s| self.installable(s))
     }
 }
 
@@ -220,17 +240,24 @@ impl Recoder {
         })
     }
 
-    /// Queues `sector` (a finished file of the directory) to recode once the
-    /// files that read it are.
+    /// Queues `sector` (a finished file of the directory) to recode beside its
+    /// file; the recoded form takes the file's place once the sector is
+    /// [`Recoder::free`] and the files that read it are recoded.
     pub fn push(&self, sector: Sector) {
         let (lock, cvar) = &*self.shared;
         lock.lock().expect("recoder state").queue.push_back(sector);
         cvar.notify_all();
     }
 
+    /// Says that no step still to be solved reads `sector`.
+    pub fn free(&self, sector: Sector) {
+        let (lock, cvar) = &*self.shared;
+        lock.lock().expect("recoder state").free.insert(sector);
+        cvar.notify_all();
+    }
+
     /// Bytes the queued and running recodes will hold, about: one file at a
-    /// time, so the largest of them (also of those that wait for their readers:
-    /// a recode that ends may let any of them start).
+    /// time, so the largest of them.
     pub fn memory(&self) -> u64 {
         let state = self.shared.0.lock().expect("recoder state");
         let queued = state.queue.iter().map(|s| {
@@ -315,13 +342,16 @@ impl Worker {
     fn run(&self) {
         let (lock, cvar) = &*self.shared;
         loop {
-            let sector = {
+            let job = {
                 let mut state = lock.lock().expect("recoder state");
                 loop {
-                    if let Some(s) = state.take_ready() {
+                    if let Some((s, header)) = state.take_installable() {
+                        break Job::Install(s, header);
+                    }
+                    if let Some(s) = state.queue.pop_front() {
                         let (k, l) = s.counts();
                         state.busy = Some((s, recode_memory(self.idx.size(k, l))));
-                        break s;
+                        break Job::Recode(s);
                     }
                     if state.closed {
                         return;
@@ -330,15 +360,26 @@ impl Worker {
                 }
             };
             let start = std::time::Instant::now();
-            let result = self.recode(sector);
+            let result = match job {
+                Job::Install(s, header) => self.install(s, &header).map(|()| (s, None)),
+                Job::Recode(s) => self.recode(s).map(|r| (s, Some(r))),
+            };
             let mut state = lock.lock().expect("recoder state");
             state.busy = None;
-            if result.is_ok() {
-                state.recoded.insert(sector);
-            }
             match result {
-                Ok(true) => state.done.push((sector, start.elapsed().as_secs_f64())),
-                Ok(false) => {}
+                // Installed: the file is in the form asked for.
+                Ok((s, None)) => {
+                    state.recoded.insert(s);
+                }
+                Ok((s, Some(Recoded::Already))) => {
+                    state.recoded.insert(s);
+                }
+                Ok((s, Some(Recoded::Beside(header, kept)))) => {
+                    state.beside.insert(s, header);
+                    if !kept {
+                        state.done.push((s, start.elapsed().as_secs_f64()));
+                    }
+                }
                 Err(e) => {
                     state.queue.clear();
                     state.failed.get_or_insert(e);
@@ -348,22 +389,47 @@ impl Worker {
         }
     }
 
-    /// Recodes the file of `sector` unless it is in the form asked for already;
-    /// whether it was recoded.
-    fn recode(&self, sector: Sector) -> Result<bool, RepackError> {
+    /// Recodes the file of `sector` beside it, unless it is in the form asked for
+    /// already (or its recoded form is there, from a run that was stopped).
+    fn recode(&self, sector: Sector) -> Result<Recoded, RepackError> {
         let opts = &self.opts;
         let file = open_sector(&self.db, self.idx, sector)?;
         if is_repacked(&file, opts) {
-            return Ok(false);
+            return Ok(Recoded::Already);
         }
         // Opened now, so that it sees every child written so far.
         let tb = Tablebase::open(&self.db)?;
-        let (header, kept, _) = repack_file(&tb, &file, &self.db, sector, opts, true)?;
+        let (header, kept) = repack_beside(&tb, &file, &self.db, sector, opts)?;
+        super::hook::test_abort(&format!("beside:{}", sector.name()));
+        Ok(Recoded::Beside(Box::new(header), kept))
+    }
+
+    /// Puts the recoded form of `sector` (with `header`) in its file's place and
+    /// records it in the manifest.
+    fn install(&self, sector: Sector, header: &Header) -> Result<(), RepackError> {
+        install_beside(&self.db, sector)?;
         super::hook::test_abort(&format!("recoded:{}", sector.name()));
         let mut manifest = self.manifest.lock().expect("manifest");
-        let entry = entry_from(Some(&manifest), sector, &header, true);
+        let entry = entry_from(Some(&manifest), sector, header, true);
         manifest.format_version = manifest.format_version.max(header.version);
         manifest.record(&self.db, entry)?;
-        Ok(!kept)
+        Ok(())
     }
+}
+
+/// A piece of the thread's work.
+enum Job {
+    /// Recode a file beside it.
+    Recode(Sector),
+    /// Put a recoded form (with its header) in its file's place.
+    Install(Sector, Box<Header>),
+}
+
+/// What [`Worker::recode`] found or did.
+enum Recoded {
+    /// The file is in the form asked for already.
+    Already,
+    /// Its recoded form is beside it, with its header; whether it was there
+    /// already.
+    Beside(Box<Header>, bool),
 }

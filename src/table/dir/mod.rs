@@ -86,9 +86,14 @@ pub fn open_finished_sector(
     idx: &Index,
     s: Sector,
 ) -> Result<SubspaceFile, FormatError> {
+    open_finished_at(&db.join(s.file_name()), idx, s)
+}
+
+/// [`open_finished_sector`] of the file at `path`, which holds sector `s`.
+pub fn open_finished_at(path: &Path, idx: &Index, s: Sector) -> Result<SubspaceFile, FormatError> {
     let (k, l) = s.counts();
     let expect = Expect::sector(idx.rules().fingerprint(), s, idx.size(k, l));
-    let file = SubspaceFile::open(&db.join(s.file_name()), &expect)?;
+    let file = SubspaceFile::open(path, &expect)?;
     if let Some(what) = foreign_header(idx, file.header(), s) {
         return Err(FormatError::Mismatch {
             path: file.path().to_path_buf(),

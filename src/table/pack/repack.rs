@@ -21,7 +21,7 @@
 use crate::mix::splitmix64;
 use crate::rules::value::Value;
 use crate::table::dir::manifest::ManifestError;
-use crate::table::dir::open_finished_sector;
+use crate::table::dir::open_finished_at;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK,
     SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_subspace_choosing_checked,
@@ -295,6 +295,57 @@ pub fn repack_file(
     opts: &RepackOptions,
     in_place: bool,
 ) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
+    repack_to(
+        tb,
+        src,
+        &dest.join(sector.file_name()),
+        sector,
+        opts,
+        in_place,
+    )
+}
+
+/// Where [`repack_beside`] leaves the repacked form of `sector`'s file in `db`:
+/// `NAME.recoded`, beside the file `NAME` it will replace.
+pub fn beside_path(db: &Path, sector: Sector) -> PathBuf {
+    db.join(format!("{}.recoded", sector.file_name()))
+}
+
+/// [`repack_file`] of the file `src` of `sector` in `db` into
+/// [`beside_path`], leaving `src` as it is, so that files that read `src` as a
+/// child still read its fast form; [`install_beside`] later puts it in `src`'s
+/// place. An intact repacked file made from the same source found there (a
+/// resumed build) is kept. Returns its header and whether it was kept.
+pub fn repack_beside(
+    tb: &Tablebase,
+    src: &SubspaceFile,
+    db: &Path,
+    sector: Sector,
+    opts: &RepackOptions,
+) -> Result<(Header, bool), RepackError> {
+    let path = beside_path(db, sector);
+    let (header, kept, _) = repack_to(tb, src, &path, sector, opts, false)?;
+    Ok((header, kept))
+}
+
+/// Puts the file [`repack_beside`] left for `sector` in `db` in the place of
+/// the sector's file (a rename: either file is whole at any moment).
+pub fn install_beside(db: &Path, sector: Sector) -> Result<(), RepackError> {
+    Ok(replace_file(
+        &beside_path(db, sector),
+        &db.join(sector.file_name()),
+    )?)
+}
+
+/// [`repack_file`] into the file `path` (`in_place`: `path` is `src`'s own).
+fn repack_to(
+    tb: &Tablebase,
+    src: &SubspaceFile,
+    path: &Path,
+    sector: Sector,
+    opts: &RepackOptions,
+    in_place: bool,
+) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
     opts.check()?;
     if src.wdl_only() {
         return Err(RepackError::WdlOnly {
@@ -304,7 +355,7 @@ pub fn repack_file(
     Job {
         src,
         tb,
-        dest,
+        path,
         idx: tb.index(),
         sector,
         opts,
@@ -341,7 +392,8 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
 struct Job<'a> {
     src: &'a SubspaceFile,
     tb: &'a Tablebase,
-    dest: &'a Path,
+    /// The file to write.
+    path: &'a Path,
     idx: &'a Index,
     sector: Sector,
     opts: &'a RepackOptions,
@@ -355,9 +407,9 @@ impl Job<'_> {
         if let Some(header) = self.repacked_already()? {
             return Ok((header, true, None));
         }
-        let name = self.sector.file_name();
-        let path = self.dest.join(&name);
-        let staging = self.dest.join(format!("{name}.repack"));
+        let mut staging = self.path.as_os_str().to_owned();
+        staging.push(".repack");
+        let staging = PathBuf::from(staging);
         let (filled, header) = match self.stage(&staging) {
             Ok(done) => done,
             Err(e) => {
@@ -365,7 +417,7 @@ impl Job<'_> {
                 return Err(e);
             }
         };
-        replace_file(&staging, &path)?;
+        replace_file(&staging, self.path)?;
         Ok((header, false, filled))
     }
 
@@ -383,7 +435,7 @@ impl Job<'_> {
         if self.in_place {
             return Ok(self.is_done(self.src).then(|| self.src.header().clone()));
         }
-        let Ok(done) = open_finished_sector(self.dest, self.idx, self.sector) else {
+        let Ok(done) = open_finished_at(self.path, self.idx, self.sector) else {
             return Ok(None);
         };
         let (s, d) = (self.src.header(), done.header());
