@@ -346,6 +346,9 @@ impl Worker {
                 let mut state = lock.lock().expect("recoder state");
                 loop {
                     if let Some((s, header)) = state.take_installable() {
+                        // Busy, so that a wait for the thread to be idle also
+                        // waits for the rename and sees its failure.
+                        state.busy = Some((s, 0));
                         break Job::Install(s, header);
                     }
                     if let Some(s) = state.queue.pop_front() {
@@ -367,11 +370,8 @@ impl Worker {
             let mut state = lock.lock().expect("recoder state");
             state.busy = None;
             match result {
-                // Installed: the file is in the form asked for.
-                Ok((s, None)) => {
-                    state.recoded.insert(s);
-                }
-                Ok((s, Some(Recoded::Already))) => {
+                // Installed, or found in the form asked for.
+                Ok((s, None | Some(Recoded::Already))) => {
                     state.recoded.insert(s);
                 }
                 Ok((s, Some(Recoded::Beside(header, kept)))) => {
