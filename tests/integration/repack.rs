@@ -16,7 +16,10 @@ use millbase::table::format::{
     WriteOptions, write_subspace_with,
 };
 use millbase::table::index::Index;
-use millbase::table::pack::dontcare::{Fill, FreeSlots, Freedom, fill_values_allowing};
+use millbase::table::pack::dontcare::{
+    Fill, FreeSlots, Freedom, capture_children, capture_free_slots, fill_values,
+    fill_values_allowing,
+};
 use millbase::table::pack::repack::{
     RepackError, RepackOptions, check_filled, check_repacked, check_stored, is_repacked, repack,
     true_codes,
@@ -472,7 +475,7 @@ fn the_fill_finds_the_slots_a_capture_reaches() {
             let file = tb.sector_file(s).unwrap();
             let truth = true_codes(&tb, s, file).unwrap();
             let mut codes = truth.clone();
-            let (_, _, free) = fill_values_allowing(&tb, s, &mut codes).unwrap();
+            let (_, _, free) = fill_values_allowing(&tb, s, &mut codes, None).unwrap();
             let (k, l) = s.counts();
             for (slot, &code) in truth.iter().enumerate() {
                 let (own, opp) = idx.position(k, l, slot as u64);
@@ -497,6 +500,58 @@ fn the_fill_finds_the_slots_a_capture_reaches() {
     }
 }
 
+/// The slots a capture reaches, as a recode finds them from the codes of the
+/// sectors its captures lead into ([`capture_children`]) read whole into
+/// memory ([`capture_free_slots`]), are those the fill finds by probing the
+/// children's files, on every sector of a whole reduced game of several rule
+/// sets (standard, a game with moves during placement, the twelve-stone board
+/// with its diagonals, the 16-point board): for the model's fill the same set,
+/// for `loss0` (the serving profile's) the same codes stored.
+#[test]
+fn the_slots_found_in_memory_are_those_the_fill_finds_by_probing() {
+    let scratch = Scratch::new("repack-found-in-memory");
+    for name in ["standard-4", "lasker-4", "twelve-4", "six-4"] {
+        let rules = Rules::by_name(name).unwrap();
+        let dir = scratch.join(name);
+        build(
+            rules,
+            &BuildOptions::quiet(dir.clone(), Selection::All, BuildPhase::All),
+        )
+        .unwrap();
+        let tb = Tablebase::open(&dir).unwrap();
+        let idx = tb.index();
+        let codes: std::collections::BTreeMap<Sector, Vec<u16>> = all_sectors(&dir)
+            .into_iter()
+            .map(|s| (s, tb.sector_file(s).unwrap().read_all().unwrap()))
+            .collect();
+        let mut found = 0;
+        for (&s, truth) in &codes {
+            // Only the sectors the repack reads whole: a capture into any other
+            // would be missed, and the sets would differ.
+            let kids = capture_children(rules, s);
+            let child = |c: Sector| {
+                kids.contains(&c)
+                    .then(|| codes.get(&c).map(|v| v.as_slice()))
+                    .flatten()
+            };
+            let known = capture_free_slots(idx, s, truth, Fill::Model, child);
+            let mut filled = truth.clone();
+            let (_, _, free) = fill_values_allowing(&tb, s, &mut filled, None).unwrap();
+            assert!(known == free, "{name} {s}: the model's free slots differ");
+            found += (0..truth.len() as u64)
+                .filter(|&i| free.contains(i))
+                .count();
+            let known = capture_free_slots(idx, s, truth, Fill::Loss0, child);
+            let (mut a, mut b) = (truth.clone(), truth.clone());
+            let searched = fill_values(&tb, s, &mut a, Fill::Loss0, None).unwrap();
+            let given = fill_values(&tb, s, &mut b, Fill::Loss0, Some(&known)).unwrap();
+            assert_eq!(searched, given, "{name} {s}");
+            assert!(a == b, "{name} {s}: the loss0 fill differs");
+        }
+        assert!(found > 100, "{name}: {found} free slots");
+    }
+}
+
 /// The check of a model-filled file takes the fill's free slots for found where
 /// the reader does not read: there a slot that stores less than its truth and is
 /// not free is caught; where the reader reads, a slot marked free that no capture
@@ -510,7 +565,7 @@ fn the_check_of_a_filled_file_trusts_the_fill_only_outside_the_readers_blocks() 
     let file = tb.sector_file(s).unwrap();
     let truth = file.read_all().unwrap();
     let mut codes = truth.clone();
-    let (_, _, free) = fill_values_allowing(&tb, s, &mut codes).unwrap();
+    let (_, _, free) = fill_values_allowing(&tb, s, &mut codes, None).unwrap();
     let staged = scratch.join("4-3.mdb");
     let opts = WriteOptions {
         value_dont_cares: true,
@@ -1184,7 +1239,7 @@ fn a_small_form_build_probes_as_the_fast_build() {
         .unwrap()
         .unwrap();
     let tb = Tablebase::open(&dir).unwrap();
-    for s in sectors {
+    for &s in &sectors {
         let h = tb.sector_file(s).unwrap().header();
         assert_eq!(
             m.get_sector(s).unwrap().checksum,
@@ -1194,6 +1249,7 @@ fn a_small_form_build_probes_as_the_fast_build() {
     }
     assert!(m.pending.is_empty(), "{:?}", m.pending);
     assert!(bytes(&dir) * 2 < bytes(game4()));
+    same_files_as_repack(game4(), &dir, &sectors, scratch.join("repacked"));
 }
 
 /// `build --form small` of a game whose stones move during placement (`lasker-4`:
@@ -1223,12 +1279,34 @@ fn a_small_form_build_where_stones_move_in_placement_keeps_every_value() {
         Tablebase::open(&fast).unwrap(),
         Tablebase::open(&small).unwrap(),
     );
-    for s in sectors {
+    for &s in &sectors {
         let want = a.sector_file(s).unwrap().read_all().unwrap();
         let got = true_codes(&b, s, b.sector_file(s).unwrap()).unwrap();
         assert!(want == got, "{s}: values differ");
     }
     assert!(bytes(&small) * 2 < bytes(&fast));
+    same_files_as_repack(&fast, &small, &sectors, scratch.join("repacked"));
+}
+
+/// Each file of `sectors` in `small` (as `build --form small` left it, its
+/// fill told by the build which slots a capture reaches) is byte for byte the
+/// file `repack --profile archive` makes of `fast` (whose fill searches the
+/// captures), into `out`.
+fn same_files_as_repack(fast: &Path, small: &Path, sectors: &[Sector], out: PathBuf) {
+    let tb = Tablebase::open(fast).unwrap();
+    let opts = RepackOptions {
+        out: Some(out.clone()),
+        ..RepackOptions::smallest()
+    };
+    repack(fast, tb.index(), &opts, |_| {}).unwrap();
+    for s in sectors {
+        let name = s.file_name();
+        let (a, b) = (
+            std::fs::read(out.join(&name)),
+            std::fs::read(small.join(&name)),
+        );
+        assert!(a.unwrap() == b.unwrap(), "{s}: the files differ");
+    }
 }
 
 /// `build --form serving` leaves the serving profile's files, which answer every

@@ -14,6 +14,7 @@ use crate::table::dir::manifest::Manifest;
 use crate::table::dir::open_sector;
 use crate::table::format::Header;
 use crate::table::index::Index;
+use crate::table::pack::dontcare::capture_children;
 use crate::table::pack::entry_from;
 use crate::table::pack::repack::{
     RepackError, RepackOptions, install_beside, is_repacked, repack_beside,
@@ -25,11 +26,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-/// Bytes of memory a recode of a file of `slots` slots holds, about: the true
+/// Bytes of memory a recode of the file of `sector` holds, about: the true
 /// codes, the codes filled, what the model may choose, the codes read back, and
-/// each slot's position context (2 bytes) the model coding keeps.
-pub(crate) fn recode_memory(slots: u64) -> u64 {
-    slots * 10
+/// each slot's position context (2 bytes) the model coding keeps; and the codes
+/// of the sectors its captures lead into, read whole to find its don't-cares.
+pub(crate) fn recode_memory(idx: &Index, sector: Sector) -> u64 {
+    let size = |s: Sector| {
+        let (k, l) = s.counts();
+        idx.size(k, l)
+    };
+    let children: u64 = capture_children(idx.rules(), sector)
+        .into_iter()
+        .map(size)
+        .sum();
+    size(sector) * 10 + children * 2
 }
 
 /// Bytes a slot of the fast form takes on disk, at most about (the whole standard
@@ -260,10 +270,7 @@ impl Recoder {
     /// time, so the largest of them.
     pub fn memory(&self) -> u64 {
         let state = self.shared.0.lock().expect("recoder state");
-        let queued = state.queue.iter().map(|s| {
-            let (k, l) = s.counts();
-            recode_memory(self.idx.size(k, l))
-        });
+        let queued = state.queue.iter().map(|&s| recode_memory(self.idx, s));
         queued
             .max()
             .unwrap_or(0)
@@ -352,8 +359,7 @@ impl Worker {
                         break Job::Install(s, header);
                     }
                     if let Some(s) = state.queue.pop_front() {
-                        let (k, l) = s.counts();
-                        state.busy = Some((s, recode_memory(self.idx.size(k, l))));
+                        state.busy = Some((s, recode_memory(self.idx, s)));
                         break Job::Recode(s);
                     }
                     if state.closed {

@@ -17,7 +17,9 @@
 //! result, not its distance, keeps its exact value: the probe could not recover the
 //! distance. [`fill_values`] fills those slots.
 
+use crate::rules::Rules;
 use crate::rules::value::{Value, Wdl};
+use crate::table::index::Index;
 use crate::table::probe::{ProbeError, Tablebase};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -229,6 +231,14 @@ impl Fill {
         Fill::ALL.into_iter().find(|f| f.name() == name)
     }
 
+    /// Whether the fill asks if a capture reaches a canonical slot whose true
+    /// value is `truth`: not if the answer changes nothing it stores (`Loss(0)`,
+    /// the worst value, has no choice; under [`Fill::Model`] a draw stores a draw
+    /// whatever a capture reaches, see [`allowed_results`]).
+    pub fn asks(self, truth: Value) -> bool {
+        truth != Value::Loss(0) && (self != Fill::Model || truth != Value::Draw)
+    }
+
     /// The value to store in a free slot whose true value is `truth` (`None`: a
     /// duplicate, anything goes) after a slot that stores `prev`.
     fn choose(self, truth: Option<Value>, prev: Value) -> Value {
@@ -255,14 +265,18 @@ impl Fill {
 }
 
 /// Which slots of sector `s` may store a value no better than their true one:
-/// `codes[i]` is the true code of slot `i`. `tb` gives the true values of the
-/// sectors the captures lead into. Slots whose true value `matters` says no of
-/// are not probed: they are [`Freedom::Fixed`] unless duplicates.
+/// `codes[i]` is the true code of slot `i`. Of the canonical slots `fill` asks
+/// about ([`Fill::asks`]), those a capturing ply reaches are [`Freedom::AtMost`]:
+/// the slots of `known` where it is given ([`capture_free_slots`]), else those
+/// [`Tablebase::captures_reach`] finds, `tb` giving the true values of the
+/// sectors the captures lead into. Every other canonical slot is
+/// [`Freedom::Fixed`]; a duplicate is [`Freedom::Any`].
 fn value_freedom(
     tb: &Tablebase,
     s: Sector,
     codes: &[u16],
-    matters: impl Fn(Value) -> bool + Sync,
+    fill: Fill,
+    known: Option<&FreeSlots>,
 ) -> Result<Vec<Freedom>, ProbeError> {
     let idx = tb.index();
     let (k, l) = s.counts();
@@ -283,22 +297,114 @@ fn value_freedom(
             let truth = Value::from_code(code);
             out.push(if twin != slot {
                 Freedom::Any
-            } else {
-                // Nothing is worse than `Loss(0)`: such a slot has no choice.
-                if truth != Value::Loss(0) && matters(truth) {
-                    asked.push(out.len());
-                    items.push((s.position(own, opp), truth));
+            } else if !fill.asks(truth) {
+                Freedom::Fixed
+            } else if let Some(known) = known {
+                if known.contains(slot) {
+                    Freedom::AtMost
+                } else {
+                    Freedom::Fixed
                 }
+            } else {
+                asked.push(out.len());
+                items.push((s.position(own, opp), truth));
                 Freedom::Fixed
             });
         }
-        for (i, reached) in asked.into_iter().zip(tb.captures_reach(&items)?) {
-            if reached {
-                out[i] = Freedom::AtMost;
+        if !items.is_empty() {
+            for (i, reached) in asked.into_iter().zip(tb.captures_reach(&items)?) {
+                if reached {
+                    out[i] = Freedom::AtMost;
+                }
             }
         }
         Ok(out)
     })
+}
+
+/// The sectors a capturing ply of sector `s` can lead into under `rules`: after
+/// a placement ([`Sector::children`]) and, where stones move (the moving phase,
+/// or during placement under rules that allow it), after a move; only those
+/// where the side that lost a stone is still alive (a capture that leaves it
+/// fewer than three stones ends the game).
+pub fn capture_children(rules: &Rules, s: Sector) -> Vec<Sector> {
+    let placed = s.children().1;
+    let moved = (s.hk == 0 || rules.move_in_placement)
+        .then(|| Sector {
+            k: s.l.wrapping_sub(1),
+            l: s.k,
+            hk: s.hl,
+            hl: s.hk,
+        })
+        .filter(|_| s.l > 0);
+    let mut out: Vec<Sector> = placed
+        .into_iter()
+        .chain(moved)
+        .filter(|c| c.is_valid(rules))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// The slots of sector `s` whose true value a capturing ply reaches, of those
+/// [`value_freedom`] asks about for `fill`: the same set it finds with a
+/// tablebase, found here from codes in memory, as a build holds them right
+/// after it solves a sector. `codes[i]` is the true code of slot `i`;
+/// `child(sector)` the true codes of a sector the captures lead into, `None`
+/// for one not at hand, whose plies are taken to reach nothing (a slot is then
+/// fixed to its true value: every value stays exact, only the file grows).
+pub fn capture_free_slots<'a>(
+    idx: &Index,
+    s: Sector,
+    codes: &[u16],
+    fill: Fill,
+    child: impl Fn(Sector) -> Option<&'a [u16]> + Sync,
+) -> FreeSlots {
+    let rules = idx.rules();
+    let (k, l) = s.counts();
+    // Chunks of whole words of the set.
+    const CHUNK: usize = 1 << 12;
+    let bits = codes
+        .par_chunks(CHUNK)
+        .enumerate()
+        .flat_map_iter(|(c, chunk)| {
+            let start = (c * CHUNK) as u64;
+            let slots = start..start + chunk.len() as u64;
+            let mut words = vec![0u64; chunk.len().div_ceil(64)];
+            let mut plies = Vec::new();
+            for ((slot, (own, opp, twin)), &code) in slots
+                .clone()
+                .zip(idx.positions_with_twins(k, l, slots))
+                .zip(chunk)
+            {
+                let truth = Value::from_code(code);
+                if twin != slot || !fill.asks(truth) {
+                    continue;
+                }
+                let pos = s.position(own, opp);
+                plies.clear();
+                pos.generate(rules, &mut plies);
+                let reached = plies.iter().filter(|p| p.removes()).any(|&ply| {
+                    let after = pos.after(rules, ply);
+                    after.lost_on_material()
+                        || child(Sector::of(&after)).is_some_and(|codes| {
+                            // A slot out of range (codes of another size: never
+                            // so) reaches nothing.
+                            let at = idx.index(after.own(), after.opp()) as usize;
+                            codes.get(at).is_some_and(|&code| {
+                                Value::from_code(code).parent().cmp_goodness(truth).is_ge()
+                            })
+                        })
+                });
+                if reached {
+                    let i = (slot - start) as usize;
+                    words[i / 64] |= 1 << (i % 64);
+                }
+            }
+            words
+        })
+        .collect();
+    FreeSlots { bits }
 }
 
 /// `f(start, chunk)` over `items` in chunks in parallel, each chunk's results
@@ -320,14 +426,17 @@ fn in_chunks<T: Sync, R: Send>(
 /// `i` and becomes the code to store, by `fill`. `tb` gives the true values of the
 /// sectors the captures lead into (a database with value don't-cares gives them
 /// too, only slower). A stored value is never better than the truth, and equal to
-/// it where no capture reaches the exact value.
+/// it where no capture reaches the exact value. `known`: the slots a capture
+/// reaches, where they are known already ([`capture_free_slots`]); the captures
+/// are searched otherwise.
 pub fn fill_values(
     tb: &Tablebase,
     s: Sector,
     codes: &mut [u16],
     fill: Fill,
+    known: Option<&FreeSlots>,
 ) -> Result<FillCounts, ProbeError> {
-    let freedom = value_freedom(tb, s, codes, |_| true)?;
+    let freedom = value_freedom(tb, s, codes, fill, known)?;
     Ok(fill_with(codes, &freedom, fill))
 }
 
@@ -340,15 +449,14 @@ pub fn fill_values(
 ///
 /// Also returns the slots whose value a capture reaches ([`Freedom::AtMost`]), for
 /// the check of the file written ([`crate::table::pack::repack::check_filled`]),
-/// which need not search their captures again.
+/// which need not search their captures again. `known` as for [`fill_values`].
 pub fn fill_values_allowing(
     tb: &Tablebase,
     s: Sector,
     codes: &mut [u16],
+    known: Option<&FreeSlots>,
 ) -> Result<(FillCounts, Vec<u8>, FreeSlots), ProbeError> {
-    // A draw stores a draw whatever a capture reaches (see [`allowed_results`]):
-    // its captures need no probe.
-    let freedom = value_freedom(tb, s, codes, |v| v != Value::Draw)?;
+    let freedom = value_freedom(tb, s, codes, Fill::Model, known)?;
     let allowed = codes
         .par_iter()
         .zip(&freedom)
@@ -378,6 +486,11 @@ impl FreeSlots {
             })
             .collect();
         FreeSlots { bits }
+    }
+
+    /// Bytes the set holds in memory.
+    pub fn bytes(&self) -> u64 {
+        self.bits.len() as u64 * 8
     }
 
     /// Whether a capturing ply reaches slot `slot`'s value.

@@ -29,7 +29,8 @@ use crate::table::format::{
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{
-    Fill, FillCounts, FreeSlots, fill_values, fill_values_allowing,
+    Fill, FillCounts, FreeSlots, capture_children, capture_free_slots, fill_values,
+    fill_values_allowing,
 };
 use crate::table::pack::{Output, OutputError, Profile};
 use crate::table::probe::{ProbeError, Tablebase};
@@ -449,6 +450,40 @@ impl Job<'_> {
         Ok(same.then(|| d.clone()))
     }
 
+    /// The slots of the sector (true codes `truth`) whose value a capture
+    /// reaches, for `fill`, found with the true codes of the sectors the
+    /// captures lead into read whole into memory
+    /// ([`crate::table::pack::dontcare::capture_free_slots`]): some times
+    /// cheaper than probing their files slot by slot. `None` (the fill probes)
+    /// unless each of those files is of the fast form, which holds every true
+    /// code (a build recodes a file while its children are so).
+    fn found_in_memory(&self, truth: &[u16], fill: Fill) -> Result<Option<FreeSlots>, RepackError> {
+        let rules = self.idx.rules();
+        let mut children = Vec::new();
+        for c in capture_children(rules, self.sector) {
+            let Ok(file) = self.tb.sector_file(c) else {
+                return Ok(None);
+            };
+            if file.wdl_only() || file.value_dont_cares() || file.loss_depths() {
+                return Ok(None);
+            }
+            children.push((c, file.read_all()?));
+        }
+        let child = |c: Sector| {
+            children
+                .iter()
+                .find(|(s, _)| *s == c)
+                .map(|(_, codes)| codes.as_slice())
+        };
+        Ok(Some(capture_free_slots(
+            self.idx,
+            self.sector,
+            truth,
+            fill,
+            child,
+        )))
+    }
+
     /// Writes the repacked file to `staging` and checks it on every slot; a source
     /// that is repacked already is copied (its checksums checked).
     fn stage(&self, staging: &Path) -> Result<(Option<FillCounts>, Header), RepackError> {
@@ -471,14 +506,19 @@ impl Job<'_> {
         // A small file's true values come through the probe's rule.
         let truth = true_codes(self.tb, self.sector, self.src)?;
         let mut codes = truth.clone();
+        let known = match self.opts.fill {
+            Some(fill) => self.found_in_memory(&truth, fill)?,
+            None => None,
+        };
+        let known = known.as_ref();
         let (counts, allowed, free) = match self.opts.fill {
             Some(Fill::Model) => {
                 let (counts, allowed, free) =
-                    fill_values_allowing(self.tb, self.sector, &mut codes)?;
+                    fill_values_allowing(self.tb, self.sector, &mut codes, known)?;
                 (Some(counts), Some(allowed), Some(free))
             }
             Some(fill) => (
-                Some(fill_values(self.tb, self.sector, &mut codes, fill)?),
+                Some(fill_values(self.tb, self.sector, &mut codes, fill, known)?),
                 None,
                 None,
             ),
