@@ -21,6 +21,7 @@ use crate::table::dir::manifest::{Entry, Manifest};
 use crate::table::format::{self, FormatError, SubspaceMeta};
 use crate::table::index::Index;
 use crate::table::pack::Profile;
+use crate::table::pack::dontcare::FreeSlots;
 use crate::table::pack::repack::RepackOptions;
 use crate::table::probe::Tablebase;
 use crate::table::sector::Sector;
@@ -428,11 +429,15 @@ pub fn build_with(
             Some((r, plan))
         }
     };
+    // The slots a capture reaches in the placement sectors solved, as their
+    // solve finds them, until the recoder takes them with their files.
+    let found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>> = Mutex::default();
     // Finished files are recoded first.
     let release = |recoder: &Option<(Recoder, Release)>, step: Option<usize>| {
         if let Some((r, plan)) = recoder {
             for &s in plan.written.get(&step).into_iter().flatten() {
-                r.push(s);
+                let known = found.lock().expect("found slots").remove(&s);
+                r.push(s, known);
             }
             for &s in plan.free.get(&step).into_iter().flatten() {
                 r.free(s);
@@ -507,7 +512,7 @@ pub fn build_with(
                 continue;
             }
             let recoding = recoder.as_ref().map(|r| &r.0);
-            let report = pool.install(|| {
+            let (report, reached) = pool.install(|| {
                 build_sector(
                     idx,
                     &opts.db,
@@ -520,6 +525,10 @@ pub fn build_with(
             })?;
             observer.done(step);
             reports.push(report);
+            if recoding.is_some() {
+                let mut found = found.lock().expect("found slots");
+                found.insert(sector, Arc::new(reached));
+            }
             release(&recoder, at);
             if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
                 return Err(e.into());
@@ -792,7 +801,7 @@ fn build_sector(
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
     (cache, recoder): (&mut ChildCache, Option<&Recoder>),
-) -> Result<PairReport, BuildError> {
+) -> Result<(PairReport, FreeSlots), BuildError> {
     let start = Instant::now();
     let rules = idx.rules();
     let (quiet, capture) = sector.children();
@@ -807,7 +816,7 @@ fn build_sector(
         capture: capture_codes.as_deref().map(|v| v.as_slice()),
     };
     observer.started(step);
-    let (codes, summary) =
+    let (codes, summary, reached) =
         crate::table::build::placement::solve_sector(idx, sector, &kids, &|frac| {
             observer.fraction(step, frac);
         });
@@ -842,7 +851,7 @@ fn build_sector(
             fen::format(rules, &sector.position(own, opp), Counters::default())
         },
     )?;
-    Ok(finish(report, start))
+    Ok((finish(report, start), reached))
 }
 
 /// Solves and writes the pair of placement sectors of `sector` (with its partner)

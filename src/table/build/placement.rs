@@ -20,6 +20,7 @@ use crate::rules::position::points;
 use crate::rules::value::Value;
 use crate::table::build::summary::Summary;
 use crate::table::index::{Index, binomial, next_subset, pdep, pext, unrank};
+use crate::table::pack::dontcare::FreeSlots;
 use crate::table::sector::Sector;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -45,6 +46,10 @@ pub struct Children<'a> {
 pub fn best_of_children(codes: impl Iterator<Item = u16>) -> u16 {
     code_of_merit(codes.map(merit).fold(0, u16::max))
 }
+
+/// The flag of a cell in group order ([`solve_sector`]) whose value a capturing
+/// ply reaches (codes are below 2^15, see [`merit`]).
+const REACHED: u16 = 0x8000;
 
 /// A draw's merit, between every loss's and every win's.
 const DRAW_MERIT: u16 = 0x8000;
@@ -117,7 +122,10 @@ fn children(
 const CHUNK: u64 = 1 << 13;
 
 /// The codes of every slot of the placement sector `sector`, from its children's
-/// codes. Parallel on the current rayon pool; `progress` gets the fraction done.
+/// codes, and the canonical slots whose value a capturing ply reaches (the
+/// don't-cares a recode fills, [`crate::table::pack::dontcare`], found here for
+/// the cost of a comparison). Parallel on the current rayon pool; `progress`
+/// gets the fraction done.
 ///
 /// The positions are visited grouped by the *opponent's* set, taken as the
 /// representative `rep` of its symmetry class: every position `(own, rep)` with `own`
@@ -136,16 +144,19 @@ pub fn solve_sector(
     sector: Sector,
     kids: &Children,
     progress: &(dyn Fn(f64) + Sync),
-) -> (Vec<u16>, Summary) {
+) -> (Vec<u16>, Summary, FreeSlots) {
     let (k, l) = sector.counts();
     let by_group = solve_in_group_order(idx, sector, kids, progress);
-    let mut codes = crate::memory::zeroed_huge::<u16>(idx.size(k, l) as usize);
+    let size = idx.size(k, l) as usize;
+    let mut codes = crate::memory::zeroed_huge::<u16>(size);
+    let mut reached = vec![0u64; size.div_ceil(64)];
     let summary = codes
         .par_chunks_mut(CHUNK as usize)
+        .zip(reached.par_chunks_mut(CHUNK as usize / 64))
         .enumerate()
         .map(|(ci, out)| to_slot_order(idx, k, l, &by_group, ci as u64 * CHUNK, out))
         .reduce(Summary::default, crate::table::build::summary::merge);
-    (codes, summary)
+    (codes, summary, FreeSlots::from_words(reached))
 }
 
 /// Bytes of memory solving a sector `k-l` takes besides its children: the codes in
@@ -300,7 +311,7 @@ fn solve_group(
             pext(rules.closing_points(own), free) & !packed
         };
         *cell = if capture_wins && closing != 0 {
-            Value::Win(1).code()
+            Value::Win(1).code() | REACHED
         } else {
             let quiet = every & !packed & !closing;
             let mut best = 0;
@@ -315,17 +326,22 @@ fn solve_group(
                     best = best.max(merit(kids.quiet[child as usize]));
                 }
             }
+            let mut best_capture = 0;
             if closing != 0 {
                 let capture = kids.capture.expect("captures lead into a solved sector");
                 for j in points(closing) {
                     let after = own | 1 << free_points[j as usize];
                     for c in &removals {
-                        best = best.max(merit(capture[idx.slot(c, after) as usize]));
+                        best_capture =
+                            best_capture.max(merit(capture[idx.slot(c, after) as usize]));
                     }
                 }
             }
-            debug_assert!(best != 0, "a placement position has a ply");
-            code_of_merit(best)
+            let top = best.max(best_capture);
+            debug_assert!(top != 0, "a placement position has a ply");
+            // Every child has a merit above 0: a capture reaches the value when
+            // the best capture is the best ply.
+            code_of_merit(top) | if best_capture == top { REACHED } else { 0 }
         };
         if i + 1 < len {
             packed = next_subset(packed);
@@ -334,7 +350,9 @@ fn solve_group(
 }
 
 /// Reads the codes of the slots `first..first + out.len()` of sector `k-l` from
-/// `by_group` (see [`solve_sector`]) into `out`, and counts the canonical slots.
+/// `by_group` (see [`solve_sector`]) into `out`, and counts the canonical slots;
+/// sets bit `i` of `reached` for each canonical slot `first + i` whose value a
+/// capturing ply reaches.
 ///
 /// A slot holds the position `(own, opp)` with `own` its class representative; the
 /// symmetry `sym` that maps `opp` to its representative `rep` maps the position to
@@ -348,7 +366,7 @@ fn to_slot_order(
     l: u32,
     by_group: &[u16],
     first: u64,
-    out: &mut [u16],
+    (out, reached): (&mut [u16], &mut [u64]),
 ) -> Summary {
     // The sources are scattered over `by_group`, so most reads miss the caches: the
     // sources of a batch are computed and prefetched first, then read.
@@ -358,10 +376,14 @@ fn to_slot_order(
     let len = out.len();
     let mut read = |batch: &mut Vec<(usize, u64, bool)>| {
         for (i, source, canonical) in batch.drain(..) {
-            let code = by_group[source as usize];
+            let cell = by_group[source as usize];
+            let code = cell & !REACHED;
             out[i] = code;
             if canonical {
                 summary.count(code, first + i as u64);
+                if cell & REACHED != 0 {
+                    reached[i / 64] |= 1 << (i % 64);
+                }
             }
         }
     };
@@ -435,6 +457,72 @@ pub fn value_of(idx: &Index, sector: Sector, kids: &Children, own: Bits, opp: Bi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The slots a capture reaches, as the solve finds them, are those found
+    /// from the children's codes by generating every ply
+    /// ([`crate::table::pack::dontcare::capture_free_slots`], itself checked
+    /// against the probes in the integration tests), on every canonical slot
+    /// but the lost-in-0 ones of every placement sector of whole reduced games
+    /// of three boards; and the codes are the build's.
+    #[test]
+    fn the_solve_finds_the_slots_a_capture_reaches() {
+        use crate::table::build::{BuildOptions, BuildPhase, Selection, build};
+        use crate::table::pack::dontcare::{Fill, capture_free_slots};
+        let dir = std::env::temp_dir().join(format!("mb-reached-{}", std::process::id()));
+        for name in ["standard-4", "twelve-4", "six-4"] {
+            let rules = crate::rules::Rules::by_name(name).unwrap();
+            let idx = Index::for_rules(rules);
+            let db = dir.join(name);
+            build(
+                rules,
+                &BuildOptions::quiet(db.clone(), Selection::All, BuildPhase::All),
+            )
+            .unwrap();
+            let codes = |s: Sector| {
+                crate::table::dir::open_sector(&db, idx, s)
+                    .unwrap()
+                    .read_all()
+                    .unwrap()
+            };
+            let mut reached_slots = 0;
+            for s in Sector::placement_sectors(rules) {
+                let truth = codes(s);
+                let (quiet, capture) = s.children();
+                let capture = capture.filter(|c| c.is_valid(rules));
+                let (quiet_codes, capture_codes) = (codes(quiet), capture.map(codes));
+                let kids = Children {
+                    quiet: &quiet_codes,
+                    capture: capture_codes.as_deref(),
+                };
+                let (solved, _, reached) = solve_sector(idx, s, &kids, &|_| {});
+                assert!(solved == truth, "{name} {s}: codes differ");
+                let child = |c: Sector| {
+                    if Some(c) == capture {
+                        capture_codes.as_deref()
+                    } else {
+                        None
+                    }
+                };
+                let generated = capture_free_slots(idx, s, &truth, Fill::Loss0, child);
+                let (k, l) = s.counts();
+                for (slot, &code) in truth.iter().enumerate() {
+                    let slot = slot as u64;
+                    let (own, opp) = idx.position(k, l, slot);
+                    if idx.index(own, opp) != slot || code == Value::Loss(0).code() {
+                        continue;
+                    }
+                    assert_eq!(
+                        reached.contains(slot),
+                        generated.contains(slot),
+                        "{name} {s} slot {slot}"
+                    );
+                    reached_slots += reached.contains(slot) as u64;
+                }
+            }
+            assert!(reached_slots > 1000, "{name}: {reached_slots}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// The permutation into slot order, on every slot of sectors of many shapes of
     /// the standard board (mover and opponent with 0 to 5 stones): each slot's source

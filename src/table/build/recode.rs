@@ -14,7 +14,7 @@ use crate::table::dir::manifest::Manifest;
 use crate::table::dir::open_sector;
 use crate::table::format::Header;
 use crate::table::index::Index;
-use crate::table::pack::dontcare::capture_children;
+use crate::table::pack::dontcare::{FreeSlots, capture_children};
 use crate::table::pack::entry_from;
 use crate::table::pack::repack::{
     RepackError, RepackOptions, install_beside, is_repacked, repack_beside,
@@ -144,8 +144,9 @@ pub(crate) type Readers = BTreeMap<Sector, Vec<Sector>>;
 /// What the recoding thread shares with the build.
 #[derive(Default)]
 struct State {
-    /// The sectors to recode, in the order queued.
-    queue: VecDeque<Sector>,
+    /// The sectors to recode, in the order queued, each with the slots a
+    /// capture reaches where the build found them as it solved the sector.
+    queue: VecDeque<(Sector, Option<Arc<FreeSlots>>)>,
     /// Whether a sector is being recoded now: which, and its memory (bytes).
     busy: Option<(Sector, u64)>,
     /// The files that read each file as a child: a file's recoded form waits
@@ -177,7 +178,7 @@ impl State {
             !self.recoded.contains(r)
                 && !self.beside.contains_key(r)
                 && (!self.sealed
-                    || self.queue.contains(r)
+                    || self.queue.iter().any(|(q, _)| q == r)
                     || self.busy.is_some_and(|(b, _)| b == *r))
         };
         (self.sealed || self.free.contains(&s))
@@ -252,10 +253,15 @@ impl Recoder {
 
     /// Queues `sector` (a finished file of the directory) to recode beside its
     /// file; the recoded form takes the file's place once the sector is
-    /// [`Recoder::free`] and the files that read it are recoded.
-    pub fn push(&self, sector: Sector) {
+    /// [`Recoder::free`] and the files that read it are recoded. `known`: the
+    /// slots of the sector a capture reaches, if the build found them as it
+    /// solved the sector; the recode finds them otherwise.
+    pub fn push(&self, sector: Sector, known: Option<Arc<FreeSlots>>) {
         let (lock, cvar) = &*self.shared;
-        lock.lock().expect("recoder state").queue.push_back(sector);
+        lock.lock()
+            .expect("recoder state")
+            .queue
+            .push_back((sector, known));
         cvar.notify_all();
     }
 
@@ -267,14 +273,21 @@ impl Recoder {
     }
 
     /// Bytes the queued and running recodes will hold, about: one file at a
-    /// time, so the largest of them.
+    /// time, so the largest of them, and the slots a capture reaches that the
+    /// queue holds.
     pub fn memory(&self) -> u64 {
         let state = self.shared.0.lock().expect("recoder state");
-        let queued = state.queue.iter().map(|&s| recode_memory(self.idx, s));
+        let queued = state.queue.iter().map(|&(s, _)| recode_memory(self.idx, s));
+        let known: u64 = state
+            .queue
+            .iter()
+            .filter_map(|(_, known)| known.as_ref().map(|k| k.bytes()))
+            .sum();
         queued
             .max()
             .unwrap_or(0)
             .max(state.busy.map_or(0, |(_, m)| m))
+            + known
     }
 
     /// Files queued or being recoded.
@@ -358,9 +371,9 @@ impl Worker {
                         state.busy = Some((s, 0));
                         break Job::Install(s, header);
                     }
-                    if let Some(s) = state.queue.pop_front() {
+                    if let Some((s, known)) = state.queue.pop_front() {
                         state.busy = Some((s, recode_memory(self.idx, s)));
-                        break Job::Recode(s);
+                        break Job::Recode(s, known);
                     }
                     if state.closed {
                         return;
@@ -371,7 +384,7 @@ impl Worker {
             let start = std::time::Instant::now();
             let result = match job {
                 Job::Install(s, header) => self.install(s, &header).map(|()| (s, None)),
-                Job::Recode(s) => self.recode(s).map(|r| (s, Some(r))),
+                Job::Recode(s, known) => self.recode(s, known.as_deref()).map(|r| (s, Some(r))),
             };
             let mut state = lock.lock().expect("recoder state");
             state.busy = None;
@@ -396,8 +409,9 @@ impl Worker {
     }
 
     /// Recodes the file of `sector` beside it, unless it is in the form asked for
-    /// already (or its recoded form is there, from a run that was stopped).
-    fn recode(&self, sector: Sector) -> Result<Recoded, RepackError> {
+    /// already (or its recoded form is there, from a run that was stopped);
+    /// `known` as for [`Recoder::push`].
+    fn recode(&self, sector: Sector, known: Option<&FreeSlots>) -> Result<Recoded, RepackError> {
         let opts = &self.opts;
         let file = open_sector(&self.db, self.idx, sector)?;
         if is_repacked(&file, opts) {
@@ -405,7 +419,7 @@ impl Worker {
         }
         // Opened now, so that it sees every child written so far.
         let tb = Tablebase::open(&self.db)?;
-        let (header, kept) = repack_beside(&tb, &file, &self.db, sector, opts)?;
+        let (header, kept) = repack_beside(&tb, &file, (&self.db, sector), known, opts)?;
         super::hook::test_abort(&format!("beside:{}", sector.name()));
         Ok(Recoded::Beside(Box::new(header), kept))
     }
@@ -425,8 +439,8 @@ impl Worker {
 
 /// A piece of the thread's work.
 enum Job {
-    /// Recode a file beside it.
-    Recode(Sector),
+    /// Recode a file beside it (with the slots a capture reaches, if known).
+    Recode(Sector, Option<Arc<FreeSlots>>),
     /// Put a recoded form (with its header) in its file's place.
     Install(Sector, Box<Header>),
 }

@@ -488,6 +488,11 @@ impl FreeSlots {
         FreeSlots { bits }
     }
 
+    /// The set whose slot `64 w + b` is bit `b` of `words[w]`.
+    pub(crate) fn from_words(words: Vec<u64>) -> FreeSlots {
+        FreeSlots { bits: words }
+    }
+
     /// Bytes the set holds in memory.
     pub fn bytes(&self) -> u64 {
         self.bits.len() as u64 * 8

@@ -300,7 +300,7 @@ pub fn repack_file(
         tb,
         src,
         &dest.join(sector.file_name()),
-        sector,
+        (sector, None),
         opts,
         in_place,
     )
@@ -316,16 +316,18 @@ pub fn beside_path(db: &Path, sector: Sector) -> PathBuf {
 /// [`beside_path`], leaving `src` as it is, so that files that read `src` as a
 /// child still read its fast form; [`install_beside`] later puts it in `src`'s
 /// place. An intact repacked file made from the same source found there (a
-/// resumed build) is kept. Returns its header and whether it was kept.
+/// resumed build) is kept. Returns its header and whether it was kept. `known`:
+/// the slots a capture reaches, where the caller found them already (as a build
+/// does as it solves a placement sector); the repack finds them otherwise.
 pub fn repack_beside(
     tb: &Tablebase,
     src: &SubspaceFile,
-    db: &Path,
-    sector: Sector,
+    (db, sector): (&Path, Sector),
+    known: Option<&FreeSlots>,
     opts: &RepackOptions,
 ) -> Result<(Header, bool), RepackError> {
     let path = beside_path(db, sector);
-    let (header, kept, _) = repack_to(tb, src, &path, sector, opts, false)?;
+    let (header, kept, _) = repack_to(tb, src, &path, (sector, known), opts, false)?;
     Ok((header, kept))
 }
 
@@ -338,12 +340,13 @@ pub fn install_beside(db: &Path, sector: Sector) -> Result<(), RepackError> {
     )?)
 }
 
-/// [`repack_file`] into the file `path` (`in_place`: `path` is `src`'s own).
+/// [`repack_file`] into the file `path` (`in_place`: `path` is `src`'s own),
+/// with the slots a capture reaches `known` or found.
 fn repack_to(
     tb: &Tablebase,
     src: &SubspaceFile,
     path: &Path,
-    sector: Sector,
+    (sector, known): (Sector, Option<&FreeSlots>),
     opts: &RepackOptions,
     in_place: bool,
 ) -> Result<(Header, bool, Option<FillCounts>), RepackError> {
@@ -359,6 +362,7 @@ fn repack_to(
         path,
         idx: tb.index(),
         sector,
+        known,
         opts,
         in_place,
     }
@@ -397,6 +401,8 @@ struct Job<'a> {
     path: &'a Path,
     idx: &'a Index,
     sector: Sector,
+    /// The slots a capture reaches, if known ([`repack_beside`]).
+    known: Option<&'a FreeSlots>,
     opts: &'a RepackOptions,
     in_place: bool,
 }
@@ -506,11 +512,11 @@ impl Job<'_> {
         // A small file's true values come through the probe's rule.
         let truth = true_codes(self.tb, self.sector, self.src)?;
         let mut codes = truth.clone();
-        let known = match self.opts.fill {
-            Some(fill) => self.found_in_memory(&truth, fill)?,
-            None => None,
+        let found = match (self.known, self.opts.fill) {
+            (None, Some(fill)) => self.found_in_memory(&truth, fill)?,
+            _ => None,
         };
-        let known = known.as_ref();
+        let known = self.known.or(found.as_ref());
         let (counts, allowed, free) = match self.opts.fill {
             Some(Fill::Model) => {
                 let (counts, allowed, free) =
