@@ -90,11 +90,11 @@ impl BuildBars {
     }
 }
 
-/// `k-l` for a pair, the sector's name for a sector.
+/// `k-l` for a pair, the sector's name for a sector or its recode.
 fn label(unit: Unit) -> String {
     match unit {
         Unit::Pair(k, l) => format!("{k}-{l}"),
-        Unit::Sector(s) => s.to_string(),
+        Unit::Sector(s) | Unit::Recode(s) => s.to_string(),
     }
 }
 
@@ -119,17 +119,18 @@ impl Observer for BuildBars {
     fn skipped(&self, step: &Step) {
         let o = self.overall();
         o.set_length(o.length().unwrap_or(0) - step.work);
-        self.say(format!(
-            "{}: finished earlier, checked, skipped",
-            label(step.unit)
-        ));
+        let what = match step.unit {
+            Unit::Recode(_) => "recoded earlier, checked, kept",
+            _ => "finished earlier, checked, skipped",
+        };
+        self.say(format!("{}: {what}", label(step.unit)));
     }
 
     fn started(&self, step: &Step) {
         let bar = self.multi.add(ProgressBar::new(1000));
         let (width, what) = match step.unit {
             Unit::Pair(..) => (8, format!("{} positions", step.positions)),
-            Unit::Sector(s) => (10, self.sector_line(s, step.positions)),
+            Unit::Sector(s) | Unit::Recode(s) => (10, self.sector_line(s, step.positions)),
         };
         bar.set_style(
             ProgressStyle::with_template(&format!(
@@ -137,10 +138,7 @@ impl Observer for BuildBars {
             ))
             .expect("valid template"),
         );
-        bar.set_prefix(match step.unit {
-            Unit::Pair(k, l) => format!("{k}-{l}"),
-            Unit::Sector(s) => s.name(),
-        });
+        bar.set_prefix(label(step.unit));
         if self.plain {
             self.say(format!("{}: started, {what}", label(step.unit)));
         }
@@ -181,8 +179,12 @@ impl Observer for BuildBars {
         }
         drop(bars);
         self.overall().inc(step.work);
+        let what = match step.unit {
+            Unit::Recode(_) => "recoded",
+            _ => "done",
+        };
         self.say(format!(
-            "{}: done, {} positions",
+            "{}: {what}, {} positions",
             label(step.unit),
             step.positions
         ));

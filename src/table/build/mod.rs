@@ -314,6 +314,12 @@ const PLACEMENT_WEIGHT: u64 = 3;
 /// every placement reads an exit sector; measured three to four times a moving-phase
 /// slot (docs/BENCHMARKS.md, "Rule sets").
 const MOVING_PLACEMENT_WEIGHT: u64 = 15;
+/// The cost of recoding a slot into the small form ([`Unit::Recode`]), in the
+/// units of [`MOVING_WEIGHT`]. Measured on a large placement sector of the
+/// standard game (5-8-1-1, 214 M slots): some 300 ns of processor time a slot
+/// with its don't-cares found by its solve, 450 with them found from its
+/// children in memory, against some 870 ns to solve a moving-phase slot.
+const RECODE_WEIGHT: u64 = 2;
 
 /// The step of building the moving-phase pair `pair`.
 fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
@@ -322,6 +328,16 @@ fn pair_step(idx: &Index, pair: (u32, u32)) -> Step {
         unit: Unit::Pair(pair.0, pair.1),
         positions,
         work: positions * MOVING_WEIGHT,
+    }
+}
+
+/// The step of recoding the file of `s` into the small form.
+fn recode_step(idx: &Index, s: Sector) -> Step {
+    let positions = idx.size(s.k as u32, s.l as u32);
+    Step {
+        unit: Unit::Recode(s),
+        positions,
+        work: positions * RECODE_WEIGHT,
     }
 }
 
@@ -371,19 +387,32 @@ pub fn build_with(
     };
     let pair_steps: Vec<Step> = pairs.iter().map(|&p| pair_step(idx, p)).collect();
     let sector_steps: Vec<Step> = sectors.iter().map(|&s| sector_step(idx, s)).collect();
-    observer.plan(&[pair_steps.as_slice(), sector_steps.as_slice()].concat());
-    let mut manifest =
-        Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
-    // What this run is to write, recorded before the first file: a run killed
-    // half-way leaves in the manifest what is missing (`millbase verify` names it).
-    // A directory that cannot be written is not an error yet: one with every file
-    // finished needs no writing (the first file written reports it otherwise).
+    // What this run is to write.
     let targets: Vec<Sector> = pairs
         .iter()
         .flat_map(|&p| subspaces(p))
         .map(|(k, l)| Sector::moving(k as u8, l as u8))
         .chain(sectors.iter().copied())
         .collect();
+    // Into the small form, each file's recode is work of the plan too.
+    let recode_steps: Vec<Step> = match opts.form.recode_options() {
+        Some(_) => targets.iter().map(|&s| recode_step(idx, s)).collect(),
+        None => Vec::new(),
+    };
+    observer.plan(
+        &[
+            pair_steps.as_slice(),
+            sector_steps.as_slice(),
+            &recode_steps,
+        ]
+        .concat(),
+    );
+    let mut manifest =
+        Manifest::load_or_new(&opts.db, rules).map_err(|e| BuildError::Manifest(e.to_string()))?;
+    // What this run is to write, recorded before the first file: a run killed
+    // half-way leaves in the manifest what is missing (`millbase verify` names it).
+    // A directory that cannot be written is not an error yet: one with every file
+    // finished needs no writing (the first file written reports it otherwise).
     let _ = manifest.plan(&opts.db, &targets);
     // The class counts that let a fresh process probe without building the index
     // tables (derived data: a directory that cannot be written fails below).
@@ -432,9 +461,21 @@ pub fn build_with(
     // The slots a capture reaches in the placement sectors solved, as their
     // solve finds them, until the recoder takes them with their files.
     let found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>> = Mutex::default();
+    // The recodes finished since the last report, as steps of the plan.
+    let report_recodes = |outcomes: Vec<(Sector, bool)>| {
+        for (s, recoded) in outcomes {
+            let step = recode_step(idx, s);
+            if recoded {
+                observer.done(&step);
+            } else {
+                observer.skipped(&step);
+            }
+        }
+    };
     // Finished files are recoded first.
     let release = |recoder: &Option<(Recoder, Release)>, step: Option<usize>| {
         if let Some((r, plan)) = recoder {
+            report_recodes(r.outcomes());
             for &s in plan.written.get(&step).into_iter().flatten() {
                 let known = found.lock().expect("found slots").remove(&s);
                 r.push(s, known);
@@ -537,7 +578,7 @@ pub fn build_with(
     }
     if let Some((r, _)) = recoder.take() {
         observer.recoding(r.pending());
-        r.finish()?;
+        r.finish(report_recodes)?;
     }
     observer.finished();
     sync_manifest(&opts.db, idx)?;
@@ -1295,5 +1336,42 @@ mod tests {
             "finished".to_string(),
         ];
         assert_eq!(seen.lines(), skipped);
+    }
+
+    /// A build into the small form plans a recode of each file it writes, as
+    /// work of the plan, and reports each once: done when recoded, skipped when
+    /// found recoded by an earlier run.
+    #[test]
+    fn a_small_form_build_plans_and_reports_each_recode() {
+        let rules = Rules::by_name("standard-4").unwrap();
+        let idx = Index::for_rules(rules);
+        let dir = crate::scratch::Scratch::new("observer-small");
+        let opts = BuildOptions {
+            form: Form::Small,
+            ..BuildOptions::quiet(dir.to_path_buf(), Selection::Only(4, 3), BuildPhase::Moving)
+        };
+        let files = [(3, 3), (3, 4), (4, 3)].map(|(k, l)| Sector::moving(k, l));
+        let recodes: Vec<Step> = files.iter().map(|&s| recode_step(idx, s)).collect();
+        assert!(
+            recodes
+                .iter()
+                .all(|r| r.work == r.positions * RECODE_WEIGHT)
+        );
+        for (run, event) in [(1, "done"), (2, "skipped")] {
+            let seen = Recorder::default();
+            build_with(rules, &opts, &seen).unwrap();
+            let lines = seen.lines();
+            let plan = lines[0].clone();
+            assert!(
+                recodes.iter().all(|r| plan.contains(&format!("{r:?}"))),
+                "{plan}"
+            );
+            for s in files {
+                let line = format!("{event} {:?}", Unit::Recode(s));
+                let n = lines.iter().filter(|l| **l == line).count();
+                assert_eq!(n, 1, "run {run}: {line} in {lines:?}");
+            }
+            assert_eq!(lines.last().map(String::as_str), Some("finished"));
+        }
     }
 }

@@ -7,13 +7,16 @@ use crate::table::build::RecodeOrder;
 use crate::table::sector::Sector;
 
 /// A unit of a build: a moving-phase pair (`k >= l`: both subspaces `k-l` and
-/// `l-k`) or a placement sector.
+/// `l-k`), a placement sector, or the recoding of a file into the small form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
     /// The moving-phase pair `k-l`.
     Pair(u32, u32),
     /// A placement sector.
     Sector(Sector),
+    /// The recoding of the file of a sector (of either phase) into the small or
+    /// the serving form ([`crate::table::build::Form`]), beside the solves.
+    Recode(Sector),
 }
 
 /// One unit of a build's plan and how much there is to do.
@@ -36,7 +39,13 @@ pub struct Step {
 /// [`started`](Observer::started), any number of [`stage`](Observer::stage) and
 /// [`fraction`](Observer::fraction) calls (from worker threads), and
 /// [`done`](Observer::done) once its files are written; [`recoding`](Observer::recoding)
-/// (small form only) and [`finished`](Observer::finished) come after the last step. A build that fails stops its events where it failed.
+/// (small form only) and [`finished`](Observer::finished) come after the last step.
+/// A build into the small form also plans a [`Unit::Recode`] step for each file
+/// of the run: each is reported [`done`](Observer::done) once recoded, or
+/// [`skipped`](Observer::skipped) if found in that form already, in the order the
+/// recoding takes them, between the solve's events and after the last step (no
+/// `started`: the recodes run on their own threads). A build that fails stops
+/// its events where it failed.
 pub trait Observer: Sync {
     /// The steps the build will take, in order (finished ones included: they are
     /// skipped).

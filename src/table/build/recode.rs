@@ -167,6 +167,10 @@ struct State {
     failed: Option<RepackError>,
     /// Sectors recoded, with the seconds each took.
     done: Vec<(Sector, f64)>,
+    /// Each sector the thread finished with since the build last asked, and
+    /// whether it recoded it (not: found in the form asked for, or its
+    /// recoded form beside it from a run that was stopped).
+    outcomes: Vec<(Sector, bool)>,
 }
 
 impl State {
@@ -313,15 +317,36 @@ impl Recoder {
         self.shared.0.lock().expect("recoder state").failed.take()
     }
 
+    /// The sectors the thread finished with since the last call, each with
+    /// whether it recoded it (see [`State::outcomes`]).
+    pub fn outcomes(&self) -> Vec<(Sector, bool)> {
+        std::mem::take(&mut self.shared.0.lock().expect("recoder state").outcomes)
+    }
+
     /// Recodes what is queued, stops the thread and returns the sectors recoded
-    /// with their seconds.
-    pub fn finish(mut self) -> Result<Vec<(Sector, f64)>, RepackError> {
-        {
+    /// with their seconds; `report` is given the [`Recoder::outcomes`] as they
+    /// come.
+    pub fn finish(
+        mut self,
+        mut report: impl FnMut(Vec<(Sector, bool)>),
+    ) -> Result<Vec<(Sector, f64)>, RepackError> {
+        let idle = {
             let (lock, cvar) = &*self.shared;
-            lock.lock().expect("recoder state").sealed = true;
+            let mut state = lock.lock().expect("recoder state");
+            state.sealed = true;
             cvar.notify_all();
-        }
-        let idle = self.wait_idle();
+            while state.failed.is_none() && state.working() {
+                state = cvar.wait(state).expect("recoder state");
+                let outcomes = std::mem::take(&mut state.outcomes);
+                if !outcomes.is_empty() {
+                    drop(state);
+                    report(outcomes);
+                    state = lock.lock().expect("recoder state");
+                }
+            }
+            state.failed.take().map_or(Ok(()), Err)
+        };
+        report(self.outcomes());
         self.close();
         idle?;
         Ok(std::mem::take(
@@ -390,14 +415,19 @@ impl Worker {
             state.busy = None;
             match result {
                 // Installed, or found in the form asked for.
-                Ok((s, None | Some(Recoded::Already))) => {
+                Ok((s, None)) => {
                     state.recoded.insert(s);
+                }
+                Ok((s, Some(Recoded::Already))) => {
+                    state.recoded.insert(s);
+                    state.outcomes.push((s, false));
                 }
                 Ok((s, Some(Recoded::Beside(header, kept)))) => {
                     state.beside.insert(s, header);
                     if !kept {
                         state.done.push((s, start.elapsed().as_secs_f64()));
                     }
+                    state.outcomes.push((s, !kept));
                 }
                 Err(e) => {
                     state.queue.clear();
