@@ -346,10 +346,11 @@ pub fn capture_children(rules: &Rules, s: Sector) -> Vec<Sector> {
     out
 }
 
-/// The slots of sector `s` whose true value a capturing ply reaches, of those
-/// [`value_freedom`] asks about for `fill`: the same set it finds with a
-/// tablebase, found here from codes in memory, as a build holds them right
-/// after it solves a sector. `codes[i]` is the true code of slot `i`;
+/// The canonical slots of sector `s` whose true value a capturing ply reaches,
+/// of those `fill` asks about ([`Fill::asks`]): the same set [`fill_values`]
+/// finds with a tablebase, found here from codes in memory, as a recode reads
+/// those of the sectors its captures lead into ([`capture_children`]) while
+/// their files are of the fast form. `codes[i]` is the true code of slot `i`;
 /// `child(sector)` the true codes of a sector the captures lead into, `None`
 /// for one not at hand, whose plies are taken to reach nothing (a slot is then
 /// fixed to its true value: every value stays exact, only the file grows).
