@@ -315,10 +315,11 @@ const PLACEMENT_WEIGHT: u64 = 3;
 /// slot (docs/BENCHMARKS.md, "Rule sets").
 const MOVING_PLACEMENT_WEIGHT: u64 = 15;
 /// The cost of recoding a slot into the small form ([`Unit::Recode`]), in the
-/// units of [`MOVING_WEIGHT`]. Measured on a large placement sector of the
-/// standard game (5-8-1-1, 214 M slots): some 300 ns of processor time a slot
-/// with its don't-cares found by its solve, 450 with them found from its
-/// children in memory, against some 870 ns to solve a moving-phase slot.
+/// units of [`MOVING_WEIGHT`]. On a large placement sector of the standard game
+/// (5-8-1-1, 214 M slots), measured: about 410 ns of processor time a slot with
+/// its don't-cares found from its children in memory; estimated: some 260 with
+/// them found by its solve (less the 33 s of processor time the set took);
+/// against some 870 ns to solve a moving-phase slot.
 const RECODE_WEIGHT: u64 = 2;
 
 /// The step of building the moving-phase pair `pair`.
