@@ -11,7 +11,9 @@
 //! `LIMIT` the nodes' starting count and count limit (12 and 255, the format's);
 //! `JUMP` computes the jump neighbours (any lower empty point); `MIX` instead
 //! measures the format's contexts alone and mixed (logistic mixing, learning
-//! rate `LR`) with a second model of other features.
+//! rate `LR`) with a second model of other features; `APM` the format's contexts
+//! with an APM stage on a secondary context (`SECS`, `SHARE`, `RATE`: see
+//! `refined`).
 
 use millbase::rules::Rules;
 use millbase::rules::position::points;
@@ -566,6 +568,134 @@ fn mixed(feats: &[(u32, Feat)], n: f64) {
     }
 }
 
+/// A secondary context of the APM stage ([`refined`]).
+struct Secondary {
+    name: &'static str,
+    contexts: usize,
+    ctx: fn(&Feat) -> usize,
+}
+
+/// The previous lost slot's half distance against the reference: none, below,
+/// equal, above.
+fn prev_vs_reference(f: &Feat) -> usize {
+    let r = if f.nmax != NONE {
+        f.nmax
+    } else if f.prev != NONE {
+        f.prev
+    } else {
+        0
+    };
+    match f.prev {
+        NONE => 0,
+        p if p < r => 1,
+        p if p == r => 2,
+        _ => 3,
+    }
+}
+
+fn secondaries() -> Vec<Secondary> {
+    vec![
+        Secondary {
+            name: "none",
+            contexts: 1,
+            ctx: |_| 0,
+        },
+        Secondary {
+            name: "prev x count",
+            contexts: 16,
+            ctx: |f| prev_vs_reference(f) * 4 + f.ncount.min(3) as usize,
+        },
+        Secondary {
+            name: "mob x owncl",
+            contexts: 32,
+            ctx: |f| f.mob as usize * 4 + f.owncl as usize,
+        },
+        Secondary {
+            name: "nwin x prev",
+            contexts: 16,
+            ctx: |f| f.nwin.min(3) as usize * 4 + prev_vs_reference(f),
+        },
+        Secondary {
+            name: "mob x prev",
+            contexts: 32,
+            ctx: |f| f.mob as usize * 4 + prev_vs_reference(f),
+        },
+    ]
+}
+
+/// Ideal code length of the format's scheme with an APM stage after it (as the
+/// WDL model's refiner): per secondary context and tree node (the escape
+/// trees' nodes as one), a curve over the stretched probability in 33 points,
+/// interpolated, reset every block, learning at `RATE`; the bit coded with
+/// `SHARE` of the curve's probability and the rest of the model's.
+fn refined(feats: &[(u32, Feat)], n: f64) {
+    let schemes = schemes();
+    let a = schemes
+        .iter()
+        .find(|s| s.name.starts_with("E sp7"))
+        .unwrap();
+    let mut counts = vec![[0u32; 2]; a.contexts * 16 + 4 * 256];
+    for (_, ft) in feats {
+        visit(512, a, ft, |i, bit| counts[i][bit as usize] += 1);
+    }
+    let pa = Nodes::from_counts(&counts);
+    let share: f64 = std::env::var("SHARE").map_or(0.5, |v| v.parse().unwrap());
+    let rate: f64 = std::env::var("RATE").map_or(0.125, |v| v.parse().unwrap());
+    let pick = std::env::var("SECS").unwrap_or_default();
+    let identity: Vec<f64> = (0..33)
+        .map(|j| 1.0 / (1.0 + (-(j as f64 * 0.5 - 8.0)).exp()))
+        .collect();
+    let clamp = |p: f64| p.clamp(1.0 / 65536.0, 1.0 - 1.0 / 65536.0);
+    let cost = |p: f64, bit: bool| if bit { -p.log2() } else { -(1.0 - p).log2() };
+    for sec in secondaries()
+        .into_iter()
+        .filter(|s| pick.is_empty() || pick.split(',').any(|p| s.name.starts_with(p)))
+    {
+        let mut na = Nodes {
+            p: pa.p.clone(),
+            n: pa.n.clone(),
+        };
+        let mut stamp = vec![u32::MAX; pa.p.len()];
+        let rows = sec.contexts * 17;
+        let mut apm = identity.repeat(rows);
+        let mut block = u32::MAX;
+        let (mut bits, mut alone) = (0.0, 0.0);
+        for (blk, ft) in feats {
+            if *blk != block {
+                block = *blk;
+                apm = identity.repeat(rows);
+            }
+            let c = (sec.ctx)(ft);
+            let mut seq = Vec::new();
+            visit(512, a, ft, |i, bit| seq.push((i, bit)));
+            for (i, bit) in seq {
+                if stamp[i] != *blk {
+                    stamp[i] = *blk;
+                    na.p[i] = pa.p[i];
+                    na.n[i] = pa.n[i];
+                }
+                let node = if i >= a.contexts * 16 { 16 } else { i % 16 };
+                let p1 = clamp(na.p1_then(i, bit));
+                let x = (stretch(p1).clamp(-7.999, 7.999) + 8.0) * 2.0;
+                let (lo, w) = (x.floor() as usize, x - x.floor());
+                let at = (c * 17 + node) * 33 + lo;
+                let q = apm[at] * (1.0 - w) + apm[at + 1] * w;
+                bits += cost(clamp(p1 * (1.0 - share) + q * share), bit);
+                alone += cost(p1, bit);
+                let t = bit as u8 as f64;
+                apm[at] += (t - apm[at]) * (1.0 - w) * rate;
+                apm[at + 1] += (t - apm[at + 1]) * w * rate;
+            }
+        }
+        println!(
+            "  {:<26} {:>7.4} (alone {:.4})",
+            sec.name,
+            bits / n,
+            alone / n
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [name, k, l] = &args[..] else {
@@ -684,6 +814,10 @@ fn main() {
     );
     if std::env::var_os("MIX").is_some() {
         mixed(&feats, n);
+        return;
+    }
+    if std::env::var_os("APM").is_some() {
+        refined(&feats, n);
         return;
     }
     let only: Vec<String> = std::env::var("SCHEMES")
