@@ -718,11 +718,22 @@ fn section_bytes(blocks: &[Vec<u8>]) -> usize {
     blocks.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum()
 }
 
+/// One block in this many is compressed first, to see whether zstd's blocks
+/// can come near the model's at all ([`compress_blocks_below`]).
+const SAMPLE_EVERY: usize = 16;
+
 /// [`compress_blocks`] if their bytes, with a block entry each, stay below
-/// `limit`; `None` as soon as the blocks compressed so far reach it. The blocks
-/// are compressed a batch at a time, in parallel, likeliest largest first (by
-/// `guess`, a guess of each block's size: the answer is the same in any order,
-/// but a large block reaches the limit sooner).
+/// `limit`; `None` as soon as the blocks compressed so far reach it, or once a
+/// sample shows they would exceed it by far.
+///
+/// With `guess`, a guess of each block's size from the model's blocks: first
+/// one block in [`SAMPLE_EVERY`], spread over the section, is compressed; if
+/// the sample's bytes, scaled by the guess of all blocks against the guess of
+/// the sample's, exceed `limit` by a quarter, the answer is `None` (zstd's
+/// blocks would be much larger; the model's files are mostly two to four times
+/// smaller). Otherwise the blocks are compressed a batch at a time, in
+/// parallel, likeliest largest first (the answer is the same in any order, but
+/// a large block reaches the limit sooner).
 fn compress_blocks_below(
     codes: &[u16],
     per_block: u32,
@@ -733,12 +744,8 @@ fn compress_blocks_below(
 ) -> io::Result<Option<Vec<Vec<u8>>>> {
     let chunks: Vec<&[u16]> = codes.chunks(per_block as usize).collect();
     debug_assert_eq!(guess.len(), chunks.len());
-    let mut order: Vec<usize> = (0..chunks.len()).collect();
-    order.sort_by_key(|&b| (std::cmp::Reverse(guess.get(b).copied().unwrap_or(0)), b));
-    let mut blocks = vec![Vec::new(); chunks.len()];
-    let mut bytes = 0;
-    for batch in order.chunks(rayon::current_num_threads().max(1)) {
-        let more: Vec<Vec<u8>> = batch
+    let compress = |which: &[usize]| -> io::Result<Vec<Vec<u8>>> {
+        which
             .par_iter()
             .map_init(
                 || (zstd::bulk::Compressor::new(level), Vec::new()),
@@ -750,8 +757,29 @@ fn compress_blocks_below(
                     }
                 },
             )
-            .collect::<io::Result<_>>()?;
-        for (&b, block) in batch.iter().zip(more) {
+            .collect()
+    };
+    let mut blocks = vec![Vec::new(); chunks.len()];
+    let mut done = vec![false; chunks.len()];
+    let mut bytes = 0;
+    let sample: Vec<usize> = (0..chunks.len()).step_by(SAMPLE_EVERY).collect();
+    let sample_guess: usize = sample.iter().map(|&b| guess[b]).sum();
+    if chunks.len() >= 2 * SAMPLE_EVERY && sample_guess > 0 {
+        for (&b, block) in sample.iter().zip(compress(&sample)?) {
+            bytes += block.len() + BLOCK_ENTRY_LEN;
+            blocks[b] = block;
+            done[b] = true;
+        }
+        let all_guess: usize = guess.iter().sum();
+        let scaled = bytes as u128 * all_guess as u128 / sample_guess as u128;
+        if bytes >= limit || 4 * scaled > 5 * limit as u128 {
+            return Ok(None);
+        }
+    }
+    let mut order: Vec<usize> = (0..chunks.len()).filter(|&b| !done[b]).collect();
+    order.sort_by_key(|&b| (std::cmp::Reverse(guess.get(b).copied().unwrap_or(0)), b));
+    for batch in order.chunks(rayon::current_num_threads().max(1)) {
+        for (&b, block) in batch.iter().zip(compress(batch)?) {
             bytes += block.len() + BLOCK_ENTRY_LEN;
             blocks[b] = block;
         }
@@ -950,5 +978,41 @@ mod tests {
         assert_eq!(check_compressed(&codes, per, &blocks, pack), Err(3));
         blocks.pop();
         assert!(check_compressed(&codes, per, &blocks, pack).is_err());
+    }
+
+    #[test]
+    fn zstd_blocks_are_given_up_below_the_limit_or_by_the_sample() {
+        // Random trits: zstd's blocks are about the packed size, 200 bytes each.
+        let mut rng = SplitMix(9);
+        let codes: Vec<u16> = (0..64_000).map(|_| rng.below(3) as u16 * 2).collect();
+        let pack = |c: &[u16], out: &mut Vec<u8>| pack_wdl(c, Encoding::Trits5, out);
+        let per = 1000;
+        let all = compress_blocks(&codes, per, 3, pack).unwrap();
+        let total = all.iter().map(|b| b.len() + BLOCK_ENTRY_LEN).sum::<usize>();
+        let even = vec![100; all.len()];
+        // Above the total: every block, as compress_blocks makes them.
+        let below = |limit, guess: &[usize]| {
+            compress_blocks_below(&codes, per, 3, pack, limit, guess).unwrap()
+        };
+        assert_eq!(below(total + 1, &even), Some(all.clone()));
+        // At the total, or a little below (the sample's estimate is near it,
+        // within a quarter): none.
+        assert_eq!(below(total, &even), None);
+        assert_eq!(below(total * 9 / 10, &even), None);
+        // A guess that makes the sample look small (its blocks guessed four
+        // times the others) keeps the sample from deciding alone: the answer is
+        // still exact.
+        let skewed: Vec<usize> = (0..all.len())
+            .map(|b| if b % SAMPLE_EVERY == 0 { 400 } else { 100 })
+            .collect();
+        assert_eq!(below(total + 1, &skewed), Some(all.clone()));
+        // A guess that makes the sample look large (its blocks guessed a
+        // quarter of the others) makes the sample decide alone, here wrongly:
+        // zstd's blocks given up though they would have fit (the file keeps the
+        // model's blocks, larger here, never wrong).
+        let misled: Vec<usize> = (0..all.len())
+            .map(|b| if b % SAMPLE_EVERY == 0 { 25 } else { 100 })
+            .collect();
+        assert_eq!(below(total + 1, &misled), None);
     }
 }
