@@ -492,13 +492,17 @@ fn stretch(p: f64) -> f64 {
     (p / (1.0 - p)).ln()
 }
 
+/// The format's scheme among [`schemes`].
+fn format_scheme() -> Scheme {
+    schemes()
+        .into_iter()
+        .find(|s| s.name.starts_with("E sp7"))
+        .expect("the format's scheme")
+}
+
 /// Ideal code length of the E scheme mixed with a second model of other features.
 fn mixed(feats: &[(u32, Feat)], n: f64) {
-    let schemes = schemes();
-    let a = schemes
-        .iter()
-        .find(|s| s.name.starts_with("E sp7"))
-        .unwrap();
+    let a = &format_scheme();
     let b = mix_scheme();
     let total = |s: &Scheme| s.contexts * 16 + 4 * 256;
     let prior_of = |s: &Scheme| {
@@ -629,11 +633,7 @@ fn secondaries() -> Vec<Secondary> {
 /// interpolated, reset every block, learning at `RATE`; the bit coded with
 /// `SHARE` of the curve's probability and the rest of the model's.
 fn refined(feats: &[(u32, Feat)], n: f64) {
-    let schemes = schemes();
-    let a = schemes
-        .iter()
-        .find(|s| s.name.starts_with("E sp7"))
-        .unwrap();
+    let a = &format_scheme();
     let mut counts = vec![[0u32; 2]; a.contexts * 16 + 4 * 256];
     for (_, ft) in feats {
         visit(512, a, ft, |i, bit| counts[i][bit as usize] += 1);
