@@ -1370,9 +1370,8 @@ mod tests {
         assert_eq!(seen.lines(), skipped);
     }
 
-    /// A build into the small form plans a recode of each file it writes, as
-    /// work of the plan, and reports each once: done when recoded, skipped when
-    /// found recoded by an earlier run.
+    /// A run into the fast form removes a recoded form left beside its file (a
+    /// run into a recoded form takes it up instead).
     #[test]
     fn a_fast_form_run_removes_the_recoded_forms_a_stopped_run_left() {
         let rules = Rules::by_name("standard-4").unwrap();
@@ -1398,6 +1397,9 @@ mod tests {
         assert!(file.exists());
     }
 
+    /// A build into the small form plans a recode of each file it writes, as
+    /// work of the plan, and reports each once: done when recoded, skipped when
+    /// found recoded by an earlier run.
     #[test]
     fn a_small_form_build_plans_and_reports_each_recode() {
         let rules = Rules::by_name("standard-4").unwrap();

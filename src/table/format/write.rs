@@ -763,7 +763,8 @@ fn compress_blocks_below(
     let mut done = vec![false; chunks.len()];
     let mut bytes = 0;
     let sample: Vec<usize> = (0..chunks.len()).step_by(SAMPLE_EVERY).collect();
-    let sample_guess: usize = sample.iter().map(|&b| guess[b]).sum();
+    let guess_of = |b: usize| guess.get(b).copied().unwrap_or(0);
+    let sample_guess: usize = sample.iter().map(|&b| guess_of(b)).sum();
     if chunks.len() >= 2 * SAMPLE_EVERY && sample_guess > 0 {
         for (&b, block) in sample.iter().zip(compress(&sample)?) {
             bytes += block.len() + BLOCK_ENTRY_LEN;
@@ -777,7 +778,7 @@ fn compress_blocks_below(
         }
     }
     let mut order: Vec<usize> = (0..chunks.len()).filter(|&b| !done[b]).collect();
-    order.sort_by_key(|&b| (std::cmp::Reverse(guess.get(b).copied().unwrap_or(0)), b));
+    order.sort_by_key(|&b| (std::cmp::Reverse(guess_of(b)), b));
     for batch in order.chunks(rayon::current_num_threads().max(1)) {
         for (&b, block) in batch.iter().zip(compress(batch)?) {
             bytes += block.len() + BLOCK_ENTRY_LEN;
