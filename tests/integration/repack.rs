@@ -642,10 +642,10 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     let o = run(&["verify", "--db", dst, "--only", "3-3"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A profile: the serving one, which another profile then rewrites.
-    // The serving profile keeps every result (flags 2, 4, 8, 16), the archive's
-    // model fill does not (flags 1, 2, 4, 8).
+    // The serving profile keeps every result and every decisive distance (flags
+    // 2, 4, 16), the archive's model fill neither (flags 1, 2, 4, 8).
     for (profile, encoding, flags) in [
-        ("serving", Encoding::Trits5, 30),
+        ("serving", Encoding::Trits5, 22),
         ("archive", Encoding::Model, 15),
     ] {
         let served = scratch.join(format!("cli-{profile}"));
@@ -1074,9 +1074,10 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     std::fs::remove_dir_all(&mdir).unwrap();
 }
 
-/// The serving profile (zstd in small blocks, the `loss0` fill, loss-only depths)
-/// on the whole 4-stone game: every probe as the original's on every seventh
-/// slot, a cold WDL probe reads one block of one file, a second run keeps every
+/// The serving profile (zstd in small blocks, the `loss0` fill, every decisive
+/// distance) on the whole 4-stone game: every probe as the original's on every
+/// seventh slot, a cold WDL probe reads one block of one file and a cold full
+/// value reads that one file only (no look one ply ahead), a second run keeps every
 /// file, and the build's block sizes are another file (rewritten, not kept). Its
 /// WDL package (`pack --wdl-only --profile serving`), from the build's files and
 /// copied from the serving files, gives every result as the original with no
@@ -1099,26 +1100,33 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     for &s in &sectors {
         let h = tb.sector_file(s).unwrap().header();
         let depth = h.depth.unwrap();
-        // Value don't-cares that keep every result: flags 2, 4, 8 and 16.
-        assert_eq!((h.version, h.flags), (2, 30), "{s}");
+        // Value don't-cares that keep every result, decisive depths: flags 2, 4, 16.
+        assert_eq!((h.version, h.flags), (2, 22), "{s}");
         let wdl = (h.wdl.encoding, h.wdl.block_slots);
         assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
         let depth = (depth.encoding, depth.block_slots);
         assert_eq!(depth, (Encoding::HalfU8, SERVING_DEPTH_BLOCK));
     }
     let changed = probes_equal(game4(), &out, &sectors, STEP_SERVING, 97);
-    assert!(changed > 100, "{changed} don't-cares exercised");
-    // A cold WDL probe is one look-up: one file opened, one block decoded.
+    assert!(changed > 10, "{changed} don't-cares exercised");
+    // A cold WDL probe is one look-up: one file opened, one block decoded. A
+    // cold full value, won slots included, reads that file only.
+    let mut won = 0;
     for &s in &sectors {
         let (k, l) = s.counts();
         for slot in (0..idx.size(k, l)).step_by(7919) {
             let (own, opp) = idx.position(k, l, slot);
+            let pos = s.position(own, opp);
             let cold = Tablebase::open(&out).unwrap();
-            cold.probe_wdl(&s.position(own, opp)).unwrap();
+            cold.probe_wdl(&pos).unwrap();
             let opened: Vec<_> = cold.opened_files().map(|f| f.cached().0).collect();
             assert_eq!(opened, [1], "{s} {slot}");
+            let cold = Tablebase::open(&out).unwrap();
+            won += usize::from(matches!(cold.probe(&pos).unwrap(), Value::Win(_)));
+            assert_eq!(cold.opened_files().count(), 1, "{s} {slot}");
         }
     }
+    assert!(won > 10, "{won} won slots probed cold");
     let again = repack(game4(), idx, &opts, |_| {}).unwrap();
     assert!(again.iter().all(|r| r.kept));
     // The WDL packages of the serving profile, from the build's files and from

@@ -167,7 +167,7 @@ impl Default for RepackOptions {
 impl RepackOptions {
     /// The smallest full files, every value and distance exact: the model's
     /// don't-cares, loss-only depths, both sections model-coded (format version 6,
-    /// flags 15). What `millbase build` leaves by default.
+    /// flags 15). What `millbase build --form small` leaves.
     pub fn smallest() -> RepackOptions {
         RepackOptions {
             fill: Some(Fill::Model),
@@ -180,13 +180,14 @@ impl RepackOptions {
 
     /// The full files of the serving profile ([`Profile::Serving`]), every value
     /// and distance exact: don't-cares that keep the results ([`Fill::Loss0`]),
-    /// loss-only depths, both sections zstd-compressed in small blocks
-    /// ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a cold probe
-    /// decodes a WDL block in under 100 µs (format version 2, flags 15).
+    /// every decisive slot's distance stored (so that a won slot's full value is
+    /// one look-up, not a look one ply ahead), both sections zstd-compressed in
+    /// small blocks ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a
+    /// cold probe decodes a WDL block in under 100 µs (format version 2, flags 22).
     pub fn serving() -> RepackOptions {
         RepackOptions {
             fill: Some(Fill::Loss0),
-            loss_depths: true,
+            loss_depths: false,
             depth_level: SERVING_LEVEL,
             wdl_level: SERVING_LEVEL,
             wdl_block: SERVING_WDL_BLOCK,
