@@ -37,7 +37,7 @@ enum FormArg {
     Small,
     /// The serving profile's files, every value and distance exact: larger than
     /// `small`, each WDL block decoded cold in under 100 µs (zstd in small
-    /// blocks, don't-cares, every decisive distance), recoded in the background as
+    /// blocks, every value and decisive distance), recoded in the background as
     /// `small` is.
     Serving,
 }

@@ -54,7 +54,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     out.push_str(&format!("file           {}\n", a.file.display()));
     let dont_cares = match (h.value_dont_cares(), h.wdl_dont_cares()) {
         (true, _) if h.exact_results() => {
-            ", value don't-cares in lost slots only, every result exact (flags 2 and 16: `millbase repack --profile serving`)"
+            ", value don't-cares in lost slots only, every result exact (flags 2 and 16: `millbase repack --fill loss0`)"
         }
         (true, _) => ", value don't-cares (flags 1 and 2: `millbase repack`)",
         (false, true) => ", WDL don't-cares (flag 1)",

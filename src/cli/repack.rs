@@ -57,9 +57,9 @@ pub struct RepackArgs {
     /// A small form as a whole, every value and distance exact: `archive` (the
     /// smallest files: `--fill model --depths losses --wdl-coding model
     /// --depth-coding model`; a cold block decodes in milliseconds) or `serving`
-    /// (`--fill loss0`, every decisive distance, both sections zstd-compressed in
-    /// small blocks: larger files, a cold WDL block decoded in under 100 µs and a
-    /// full value one look-up);
+    /// (`--fill none`, every value and decisive distance as built, both sections
+    /// zstd-compressed in small blocks: larger files, a cold WDL block decoded in
+    /// under 100 µs, any probe one file);
     /// `docs/FORMAT.md`, "Profiles".
     #[arg(
         long,

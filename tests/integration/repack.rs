@@ -642,10 +642,10 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     let o = run(&["verify", "--db", dst, "--only", "3-3"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A profile: the serving one, which another profile then rewrites.
-    // The serving profile keeps every result and every decisive distance (flags
-    // 2, 4, 16), the archive's model fill neither (flags 1, 2, 4, 8).
+    // The serving profile stores every value and decisive distance (flag 4), the
+    // archive's model fill neither (flags 1, 2, 4, 8).
     for (profile, encoding, flags) in [
-        ("serving", Encoding::Trits5, 22),
+        ("serving", Encoding::Trits5, 4),
         ("archive", Encoding::Model, 15),
     ] {
         let served = scratch.join(format!("cli-{profile}"));
@@ -1074,7 +1074,7 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
     std::fs::remove_dir_all(&mdir).unwrap();
 }
 
-/// The serving profile (zstd in small blocks, the `loss0` fill, every decisive
+/// The serving profile (zstd in small blocks, no don't-cares, every decisive
 /// distance) on the whole 4-stone game: every probe as the original's on every
 /// seventh slot, a cold WDL probe reads one block of one file and a cold full
 /// value reads that one file only (no look one ply ahead), a second run keeps every
@@ -1100,15 +1100,15 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     for &s in &sectors {
         let h = tb.sector_file(s).unwrap().header();
         let depth = h.depth.unwrap();
-        // Value don't-cares that keep every result, decisive depths: flags 2, 4, 16.
-        assert_eq!((h.version, h.flags), (2, 22), "{s}");
+        // No don't-cares, decisive depths: flag 4 alone.
+        assert_eq!((h.version, h.flags), (2, 4), "{s}");
         let wdl = (h.wdl.encoding, h.wdl.block_slots);
         assert_eq!(wdl, (Encoding::Trits5, SERVING_WDL_BLOCK));
         let depth = (depth.encoding, depth.block_slots);
         assert_eq!(depth, (Encoding::HalfU8, SERVING_DEPTH_BLOCK));
     }
     let changed = probes_equal(game4(), &out, &sectors, STEP_SERVING, 97);
-    assert!(changed > 10, "{changed} don't-cares exercised");
+    assert_eq!(changed, 0, "every stored value is the true one");
     // A cold WDL probe is one look-up: one file opened, one block decoded. A
     // cold full value, won slots included, reads that file only.
     let mut won = 0;

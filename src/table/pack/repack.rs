@@ -178,15 +178,15 @@ impl RepackOptions {
         }
     }
 
-    /// The full files of the serving profile ([`Profile::Serving`]), every value
-    /// and distance exact: don't-cares that keep the results ([`Fill::Loss0`]),
-    /// every decisive slot's distance stored (so that a won slot's full value is
-    /// one look-up, not a look one ply ahead), both sections zstd-compressed in
-    /// small blocks ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a
-    /// cold probe decodes a WDL block in under 100 µs (format version 2, flags 22).
+    /// The full files of the serving profile ([`Profile::Serving`]): every value
+    /// and every decisive distance stored as it is, no don't-cares, so that any
+    /// probe reads one file (a full value one WDL block and one depth block of it,
+    /// never the plies' children); both sections zstd-compressed in small blocks
+    /// ([`SERVING_WDL_BLOCK`], [`SERVING_DEPTH_BLOCK`]), so that a cold probe
+    /// decodes a WDL block in under 100 µs (format version 2, flags 4).
     pub fn serving() -> RepackOptions {
         RepackOptions {
-            fill: Some(Fill::Loss0),
+            fill: None,
             loss_depths: false,
             depth_level: SERVING_LEVEL,
             wdl_level: SERVING_LEVEL,
@@ -389,7 +389,7 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     // The fill's kind of don't-cares: results kept ([`Fill::keeps_results`]) or not.
     let fill = match opts.fill {
         Some(fill) => f.value_dont_cares() && f.exact_results() == fill.keeps_results(),
-        None => true,
+        None => !f.value_dont_cares(),
     };
     depths && coding && depth_coding && blocks && fill
 }
