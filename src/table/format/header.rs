@@ -70,8 +70,8 @@ pub const FLAG_LOSS_DEPTHS: u32 = 8;
 /// its true value too unless it stores `Loss(0)`; a stored `Loss(0)` is a loss
 /// whose true value is the better of `Loss(0)` and the capturing plies' values.
 /// A WDL probe is one look-up, and a full-value probe looks at capturing plies
-/// only from a stored `Loss(0)`. Written by the serving profile (the `loss0`
-/// fill, `millbase repack --profile serving`).
+/// only from a stored `Loss(0)`. Written by the fills that keep every result
+/// (`millbase repack --fill loss0` or `--fill lean`).
 pub const FLAG_EXACT_RESULTS: u32 = 16;
 /// The code [`super::SubspaceFile::read_all_partial`] gives a won slot of a file with
 /// [`FLAG_LOSS_DEPTHS`], whose distance is not stored (no real code is this large).

@@ -459,8 +459,8 @@ fn wdl_only_files_hold_the_trits_and_refuse_distances() {
     assert!(!dir.join("out.mdb").exists());
 }
 
-/// Value don't-cares that keep every result (`FLAG_EXACT_RESULTS`, the serving
-/// profile): flags 2 and 16 (no WDL rule), the stored results read as they
+/// Value don't-cares that keep every result (`FLAG_EXACT_RESULTS`, the `loss0`
+/// fill): flags 2 and 16 (no WDL rule), the stored results read as they
 /// are, a WDL-only copy without flags, and the option refused without value
 /// don't-cares.
 #[test]
