@@ -245,10 +245,6 @@ fn layer(game: &impl Unmoves, sides: &[Cells], s: usize, o: usize, t: u16) -> u1
     longest
 }
 
-/// How many slots ahead of its updates [`update_all`] finds predecessors and
-/// fetches their cells (2 and 3 were no faster on `twelve-6`).
-const AHEAD: usize = 1;
-
 /// Updates the predecessors (in side `o`, whose cells are `other`) of the final
 /// values of distance `t` at `slots` of side `s`; returns the largest distance
 /// assigned.
@@ -267,8 +263,6 @@ fn update_all(
     t: u16,
     mut slots: impl Iterator<Item = u64>,
 ) -> u16 {
-    let mut preds = [[0u64; MOST_MOVES]; AHEAD + 1];
-    let mut counts = [0usize; AHEAD + 1];
     let fetch = |slot: u64, buf: &mut Slots| {
         let n = game.predecessors(s, slot, buf);
         for &q in &buf[..n] {
@@ -276,25 +270,23 @@ fn update_all(
         }
         n
     };
-    // Slots whose predecessors are found and fetched, not yet updated: the ring's
-    // entries `done..done + pending`.
-    let (mut done, mut pending) = (0, 0);
+    // The current slot's predecessors and the next one's, already fetched.
+    // (Fetching two or three slots ahead was no faster on `twelve-6`.)
+    let mut buffers = ([0u64; MOST_MOVES], [0u64; MOST_MOVES]);
+    let (mut here, mut next) = (&mut buffers.0, &mut buffers.1);
+    let Some(first) = slots.next() else {
+        return 0;
+    };
+    let mut n = fetch(first, here);
     let mut longest = 0;
     loop {
-        while pending <= AHEAD {
-            let Some(slot) = slots.next() else { break };
-            let at = (done + pending) % (AHEAD + 1);
-            counts[at] = fetch(slot, &mut preds[at]);
-            pending += 1;
-        }
-        if pending == 0 {
-            break;
-        }
-        for &q in &preds[done][..counts[done]] {
+        let after = slots.next().map(|slot| fetch(slot, next));
+        for &q in &here[..n] {
             longest = longest.max(update(game, other, o, q as usize, t));
         }
-        done = (done + 1) % (AHEAD + 1);
-        pending -= 1;
+        let Some(m) = after else { break };
+        std::mem::swap(&mut here, &mut next);
+        n = m;
     }
     longest
 }

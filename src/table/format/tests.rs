@@ -1145,8 +1145,9 @@ fn model_contexts_are_those_of_the_format() {
 
 /// Loss-only depths with both sections zstd-compressed in small blocks, several
 /// depth blocks to a WDL block (`millbase repack --depths losses --fill loss0`
-/// with small blocks: the serving profile's coding with loss-only depths). Every slot reads back (a win's distance is not stored), and a
-/// flipped bit anywhere (header, tables, blocks) is an error, never a wrong value.
+/// with small blocks: the serving profile's coding with loss-only depths). Every
+/// slot reads back (a win's distance is not stored), and a flipped bit anywhere
+/// (header, tables, blocks) is an error, never a wrong value.
 #[test]
 fn serving_files_read_back_and_refuse_damage() {
     let dir = tmpdir("serving");
