@@ -11,9 +11,10 @@ use crate::common::Scratch;
 use millbase::play::arena::{self, ArenaConfig, Openings};
 use millbase::rules::value::Wdl;
 use millbase::table::build::{BuildOptions, BuildPhase, Form, Selection, build};
+use millbase::table::dir::manifest::{Entry, Manifest};
 use millbase::table::format::{
-    Encoding, FormatError, SERVING_DEPTH_BLOCK, SERVING_WDL_BLOCK, SubspaceFile, WIN_BY_LOOKAHEAD,
-    WriteOptions, write_subspace_with,
+    Encoding, Expect, FormatError, SERVING_DEPTH_BLOCK, SERVING_WDL_BLOCK, SubspaceFile,
+    WIN_BY_LOOKAHEAD, WriteOptions, write_retabled, write_subspace_with,
 };
 use millbase::table::index::Index;
 use millbase::table::pack::dontcare::{
@@ -643,10 +644,11 @@ fn the_command_repacks_and_refuses_bad_arguments() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A profile: the serving one, which another profile then rewrites.
     // The serving profile stores every value and decisive distance (flag 4), the
-    // archive's model fill neither (flags 1, 2, 4, 8).
+    // archive's model fill neither (flags 1, 2, 4, 8), in compact block tables
+    // (flag 32).
     for (profile, encoding, flags) in [
         ("serving", Encoding::Trits5, 4),
-        ("archive", Encoding::Model, 15),
+        ("archive", Encoding::Model, 47),
     ] {
         let served = scratch.join(format!("cli-{profile}"));
         let o = run(&[
@@ -1191,13 +1193,34 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     to(game4(), &archive, RepackOptions::smallest());
     to(&out, &archived, RepackOptions::smallest());
     to(&archived, &served, RepackOptions::serving());
+    // The archive with 24-byte block tables, as the profile wrote it before compact
+    // tables: the repack writes the same blocks again in compact ones, the files
+    // byte for byte those of the archive.
+    let (wide, rewritten) = (
+        scratch.join("g4-archive-wide"),
+        scratch.join("g4-archive-rewritten"),
+    );
+    std::fs::create_dir_all(&wide).unwrap();
+    let mut manifest = Manifest::load(&archive).unwrap().unwrap();
+    for &s in &sectors {
+        let name = s.file_name();
+        let f = SubspaceFile::open(&archive.join(&name), &Expect::any()).unwrap();
+        assert!(f.header().compact_tables(), "{s}");
+        let h = write_retabled(&f, &wide.join(&name), false).unwrap();
+        assert!(!h.compact_tables() && h.file_bytes() > f.header().file_bytes());
+        let seconds = manifest.get_sector(s).unwrap().build_seconds;
+        manifest.upsert(Entry::new(&h, seconds));
+    }
+    manifest.save(&wide).unwrap();
+    to(&wide, &rewritten, RepackOptions::smallest());
     for s in sectors {
         let name = s.file_name();
         let read = |d: &Path| std::fs::read(d.join(&name)).unwrap();
         assert!(read(&archived) == read(&archive), "{s}: archive");
         assert!(read(&served) == read(&out), "{s}: serving");
+        assert!(read(&rewritten) == read(&archive), "{s}: compact tables");
     }
-    for d in [&out, &archive, &archived, &served] {
+    for d in [&out, &archive, &archived, &served, &wide, &rewritten] {
         std::fs::remove_dir_all(d).unwrap();
     }
 }

@@ -20,6 +20,13 @@ fn xxh_merge(acc: u64, val: u64) -> u64 {
     (acc ^ xxh_round(0, val)).wrapping_mul(P1).wrapping_add(P4)
 }
 
+/// The checksum of a block's bytes as its table entry holds it: XXH64, or its
+/// low 32 bits in a compact table ([`super::FLAG_COMPACT_TABLES`]).
+pub fn block_checksum(data: &[u8], compact: bool) -> u64 {
+    let h = xxh64(data);
+    if compact { h & u32::MAX as u64 } else { h }
+}
+
 /// XXH64 of `data` with seed 0: the checksum of every part of a file. The standard
 /// algorithm (Yann Collet's xxHash), so other languages can use their library.
 pub fn xxh64(data: &[u8]) -> u64 {

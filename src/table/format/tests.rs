@@ -236,49 +236,118 @@ fn never_wrong(path: &Path, codes: &[u16]) -> Result<(), FormatError> {
 }
 
 /// The block table is read an entry at a time: a bit flipped in an entry (its
-/// offset, length, reserved bytes or checksum) makes that entry's block an
-/// error when it is read, never a wrong value; other blocks still read;
-/// `verify_checksums` names the table.
+/// offset, length, reserved bytes or checksum; in a compact table its end or
+/// checksum) makes that entry's block an error when it is read, never a wrong
+/// value; other blocks still read; `verify_checksums` names the table.
 #[test]
 fn a_damaged_table_entry_fails_its_own_block() {
     let dir = tmpdir("entry");
     let codes = realistic_codes(6_000, 13);
     let meta = meta_for(&codes);
-    let good = dir.join("good.mdb");
-    let h = write_subspace_with(&good, &meta, &codes, &small_opts()).unwrap();
-    let bytes = fs::read(&good).unwrap();
-    let bad = dir.join("bad.mdb");
-    let (blocks, per) = (h.wdl.blocks as usize, h.wdl.block_slots as usize);
-    assert!(blocks >= 3, "{blocks} blocks");
-    for b in 0..blocks {
-        for bit in (0..BLOCK_ENTRY_LEN * 8).step_by(5) {
-            let mut damaged = bytes.clone();
-            damaged[h.wdl.offset as usize + b * BLOCK_ENTRY_LEN + bit / 8] ^= 1 << (bit % 8);
-            fs::write(&bad, &damaged).unwrap();
-            let f = SubspaceFile::open(&bad, &Expect::any()).unwrap();
-            let mut read = 0;
-            for (i, &c) in codes.iter().enumerate() {
-                // A slot's depth may need the results of its neighbours in other
-                // WDL blocks: an error there is no surprise; a wrong value, or a
-                // value from the damaged entry's block, is.
-                if let Ok(v) = f.code(i as u64) {
-                    assert_eq!(v, c, "entry {b} bit {bit}: slot {i}");
-                    assert_ne!(i / per, b, "entry {b} bit {bit}: its block read");
-                    read += 1;
+    for compact in [false, true] {
+        let good = dir.join("good.mdb");
+        let opts = WriteOptions {
+            compact_tables: compact,
+            ..small_opts()
+        };
+        let h = write_subspace_with(&good, &meta, &codes, &opts).unwrap();
+        assert_eq!(h.compact_tables(), compact);
+        let bytes = fs::read(&good).unwrap();
+        let bad = dir.join("bad.mdb");
+        let (blocks, per) = (h.wdl.blocks as usize, h.wdl.block_slots as usize);
+        let entry = h.wdl.entry_len();
+        assert!(blocks >= 3, "{blocks} blocks");
+        for b in 0..blocks {
+            for bit in (0..entry * 8).step_by(5) {
+                let mut damaged = bytes.clone();
+                damaged[h.wdl.offset as usize + b * entry + bit / 8] ^= 1 << (bit % 8);
+                fs::write(&bad, &damaged).unwrap();
+                let f = SubspaceFile::open(&bad, &Expect::any()).unwrap();
+                let mut read = 0;
+                for (i, &c) in codes.iter().enumerate() {
+                    // A slot's depth may need the results of its neighbours in other
+                    // WDL blocks, and a compact entry's end is where the next block
+                    // starts: an error there is no surprise; a wrong value, or a
+                    // value from the damaged entry's block, is.
+                    if let Ok(v) = f.code(i as u64) {
+                        assert_eq!(v, c, "entry {b} bit {bit}: slot {i}");
+                        assert_ne!(i / per, b, "entry {b} bit {bit}: its block read");
+                        read += 1;
+                    }
+                }
+                assert!(read > 0, "entry {b} bit {bit}: the intact blocks read");
+                assert!(
+                    matches!(
+                        f.verify_checksums(),
+                        Err(FormatError::Checksum {
+                            section: "WDL table",
+                            ..
+                        })
+                    ),
+                    "entry {b} bit {bit}"
+                );
+            }
+        }
+    }
+}
+
+/// Compact block tables ([`super::FLAG_COMPACT_TABLES`]) hold the same blocks
+/// in 8 bytes an entry: the same codes read back, 16 bytes less a block, and
+/// [`write_retabled`] turns either file into the other byte for byte, zstd's
+/// blocks and the model's alike.
+#[test]
+fn compact_tables_hold_the_same_blocks() {
+    let dir = tmpdir("compact");
+    let rules = crate::Rules::with_stones(5);
+    let codes = positional_codes(rules, 3, 3, 3);
+    let meta = model_meta(rules, 3, 3, [0, 0], &codes);
+    let models = WriteOptions {
+        wdl_encoding: Encoding::Model,
+        loss_depths: true,
+        depth_model: true,
+        ..small_opts()
+    };
+    let wdl_only = WriteOptions {
+        wdl_only: true,
+        ..small_opts()
+    };
+    for opts in [small_opts(), models, wdl_only] {
+        let [wide, compact] = [false, true].map(|c| {
+            let path = dir.join(format!("{c}.mdb"));
+            let opts = WriteOptions {
+                compact_tables: c,
+                ..opts
+            };
+            write_subspace_with(&path, &meta, &codes, &opts).unwrap();
+            path
+        });
+        let [w, c] = [&wide, &compact].map(|p| SubspaceFile::open(p, &Expect::any()).unwrap());
+        assert!(c.header().compact_tables() && !w.header().compact_tables());
+        let blocks = c.header().wdl.blocks as u64 + c.header().depth.map_or(0, |d| d.blocks as u64);
+        assert_eq!(
+            w.header().file_bytes() - c.header().file_bytes(),
+            16 * blocks
+        );
+        assert_eq!(c.wdl_model(), opts.wdl_encoding == Encoding::Model);
+        for f in [&w, &c] {
+            f.verify_checksums().unwrap();
+            let wdl = f.read_all_wdl().unwrap();
+            for (i, &code) in codes.iter().enumerate() {
+                assert_eq!(wdl[i] as u8, trit(code), "slot {i}");
+            }
+            if !opts.wdl_only {
+                let stored = f.read_all_partial().unwrap();
+                for (i, (&code, &got)) in codes.iter().zip(&stored).enumerate() {
+                    let win = opts.loss_depths && trit(code) == 1;
+                    assert_eq!(got, if win { WIN_BY_LOOKAHEAD } else { code }, "slot {i}");
                 }
             }
-            assert!(read > 0, "entry {b} bit {bit}: the intact blocks read");
-            assert!(
-                matches!(
-                    f.verify_checksums(),
-                    Err(FormatError::Checksum {
-                        section: "WDL table",
-                        ..
-                    })
-                ),
-                "entry {b} bit {bit}"
-            );
         }
+        let again = dir.join("again.mdb");
+        write_retabled(&w, &again, true).unwrap();
+        assert_eq!(fs::read(&again).unwrap(), fs::read(&compact).unwrap());
+        write_retabled(&c, &again, false).unwrap();
+        assert_eq!(fs::read(&again).unwrap(), fs::read(&wide).unwrap());
     }
 }
 
@@ -584,7 +653,7 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
         (&path, 19),
         (&wdl_file, 16),
         (&wdl_file, 17),
-        (&path, 32 | 7),
+        (&path, 64 | 7),
     ] {
         let err = reopen_edited(&dir.join("bad.mdb"), fs::read(src).unwrap(), |b| {
             LE::write_u32(&mut b[202..], flags)
@@ -592,6 +661,19 @@ fn full_files_with_value_dont_cares_are_version_2_with_flags_3() {
         .unwrap_err();
         assert!(matches!(err, FormatError::Corrupt { .. }), "{flags}: {err}");
     }
+    // A file whose tables are not compact, said to be: its blocks are not where
+    // the tables say or their bytes not what the checksums say, an error at the
+    // first read.
+    let b = fs::read(&path).unwrap();
+    let flags = LE::read_u32(&b[202..]);
+    let f = reopen_edited(&dir.join("bad.mdb"), b, |b| {
+        LE::write_u32(&mut b[202..], flags | 32)
+    })
+    .unwrap();
+    assert!(matches!(
+        f.read_all_stored(),
+        Err(FormatError::Corrupt { .. } | FormatError::Checksum { .. })
+    ));
     // A version 1 file's reserved flag bytes are not read as flags.
     let b = fs::read(&plain).unwrap();
     let v1 = reopen_edited(&plain, b, |b| LE::write_u32(&mut b[202..], 3)).unwrap();

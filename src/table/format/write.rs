@@ -7,10 +7,10 @@ use super::model::{Coding, Geometry, Model, count_prior, store_prior};
 use super::pack::{half, pack_depth, pack_wdl, trit};
 use super::read::{SubspaceFile, parse_header};
 use super::{
-    BLOCK_ENTRY_LEN, Encoding, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS,
-    FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
-    KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS,
-    VERSION_FULL, VERSION_WDL_MODEL, xxh64,
+    BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, Encoding, FLAG_COMPACT_TABLES, FLAG_DECISIVE_DEPTHS,
+    FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
+    HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta,
+    VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL, VERSION_WDL_MODEL, block_checksum, xxh64,
 };
 use crate::rules::Rules;
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -65,6 +65,10 @@ pub struct WriteOptions {
     /// section. A sector whose longest loss does not fit the model
     /// ([`Encoding::HalfU16`]) keeps zstd (and version 5).
     pub depth_model: bool,
+    /// Write compact block tables ([`super::FLAG_COMPACT_TABLES`]), where every
+    /// section's blocks take at most 4 GiB (else the file keeps the 24-byte
+    /// entries).
+    pub compact_tables: bool,
 }
 
 /// Slots per WDL block the writer uses unless told otherwise.
@@ -114,6 +118,7 @@ impl Default for WriteOptions {
             decisive_depths: true,
             loss_depths: false,
             depth_model: false,
+            compact_tables: false,
         }
     }
 }
@@ -186,6 +191,7 @@ pub fn write_wdl_only_chosen(
         wdl_only: true,
         wdl_dont_cares: true,
         wdl_encoding: Encoding::Model,
+        compact_tables: true,
         ..WriteOptions::default()
     };
     if allowed.len() != codes.len() || allowed.iter().any(|&a| a == 0 || a > 7) {
@@ -441,15 +447,21 @@ fn encode_subspace(
     };
 
     let mut file = vec![0u8; HEADER_LEN];
+    let compact = opts.compact_tables
+        && fits_compact(&wdl_blocks)
+        && depth_blocks
+            .as_ref()
+            .is_none_or(|(_, _, b)| fits_compact(b));
     let wdl = append_section(
         &mut file,
         KIND_WDL,
         opts.wdl_encoding,
         wdl_block,
         &wdl_blocks,
+        compact,
     );
     let depth = depth_blocks.map(|(encoding, per, blocks)| {
-        append_section(&mut file, KIND_DEPTH, encoding, per, &blocks)
+        append_section(&mut file, KIND_DEPTH, encoding, per, &blocks, compact)
     });
 
     let h = &mut file[..HEADER_LEN];
@@ -501,44 +513,110 @@ fn encode_subspace(
         DepthEntries::Decisive => FLAG_DECISIVE_DEPTHS,
         DepthEntries::Losses => FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS,
     };
-    LE::write_u32(&mut h[202..], dont_cares | free);
+    let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
+    LE::write_u32(&mut h[202..], dont_cares | free | tables);
     let checksum = xxh64(&h[..HEADER_CHECKED]);
     LE::write_u64(&mut h[HEADER_CHECKED..], checksum);
     Ok(Encoded { file, stored })
 }
 
 /// Writes the WDL-only copy of `src` to `path` (atomically, as [`write_subspace_with`]):
-/// the same header data and the same WDL section, byte for byte (its checksums are
-/// checked first), without the depth section, as format version 2. The WDL section
-/// of a file with value don't-cares follows the WDL rule, so the copy keeps
-/// [`FLAG_WDL_DONT_CARES`]; that of a file with [`FLAG_EXACT_RESULTS`] holds every
-/// true result, and the copy has no flag. The copy is version 5 if the WDL section is
-/// model-coded, else version 2. Returns the new file's header.
+/// the same header data and the same WDL blocks, byte for byte (every checksum of
+/// the section checked first), without the depth section, as format version 2.
+/// The WDL section of a file with value don't-cares follows the WDL rule, so the
+/// copy keeps [`FLAG_WDL_DONT_CARES`]; that of a file with [`FLAG_EXACT_RESULTS`]
+/// holds every true result, and the copy has no flag. The copy is version 5 if the
+/// WDL section is model-coded, else version 2, and its block table is compact
+/// where the section is model-coded (as every model-coded file this program writes).
+/// Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
-    let wdl = src.wdl_section_checked()?;
     let h = src.header();
-    let mut file = Vec::with_capacity(HEADER_LEN + wdl.len());
-    file.extend_from_slice(&src.header_bytes()[..HEADER_LEN]);
-    // The WDL section starts right after the header in every file, so its block
-    // table's absolute offsets stay right.
-    debug_assert_eq!(h.wdl.offset, HEADER_LEN as u64);
-    file.extend_from_slice(wdl);
+    let blocks = src
+        .blocks_checked(false)?
+        .expect("every file has a WDL section");
+    let model = h.wdl.encoding == Encoding::Model;
+    let compact = model && fits_compact(&blocks);
+    let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
+    let wdl = &h.wdl;
+    let wdl = append_section(
+        &mut file,
+        KIND_WDL,
+        wdl.encoding,
+        wdl.block_slots,
+        &blocks,
+        compact,
+    );
     let head = &mut file[..HEADER_LEN];
     // The lowest version that describes the copy: version 6 names the depth model.
-    let version = if h.wdl.encoding == Encoding::Model {
+    let version = if model {
         VERSION_WDL_MODEL
     } else {
         VERSION_FLAGS
     };
     LE::write_u32(&mut head[8..], version);
     LE::write_u16(&mut head[102..], 1);
+    write_section_entry(&mut head[104..152], &wdl);
     head[152..200].fill(0);
-    LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES);
+    let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
+    LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES | tables);
     let checksum = xxh64(&head[..HEADER_CHECKED]);
     LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
-    let header = parse_header(path, &file, file.len() as u64)?;
-    write_atomic(path, &file)?;
-    Ok(header)
+    write_encoded(path, &file)
+}
+
+/// Writes `src` again to `path` (atomically, as [`write_subspace_with`]) with
+/// the same header data and the same blocks, byte for byte (every checksum
+/// checked first), in block tables that are compact
+/// ([`super::FLAG_COMPACT_TABLES`]) if `compact` and the blocks fit, else of
+/// 24-byte entries: the file a writer that made these blocks writes with that
+/// table. A version 1 file (which has no flags) is copied as it is. Returns the
+/// new file's header.
+pub fn write_retabled(
+    src: &SubspaceFile,
+    path: &Path,
+    compact: bool,
+) -> Result<Header, FormatError> {
+    let h = src.header();
+    let wdl_blocks = src
+        .blocks_checked(false)?
+        .expect("every file has a WDL section");
+    let depth_blocks = src.blocks_checked(true)?;
+    let compact = compact
+        && h.version >= VERSION_FLAGS
+        && fits_compact(&wdl_blocks)
+        && depth_blocks.as_deref().is_none_or(fits_compact);
+    let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
+    let wdl = &h.wdl;
+    let wdl = append_section(
+        &mut file,
+        KIND_WDL,
+        wdl.encoding,
+        wdl.block_slots,
+        &wdl_blocks,
+        compact,
+    );
+    let depth = h.depth.zip(depth_blocks).map(|(d, blocks)| {
+        append_section(
+            &mut file,
+            KIND_DEPTH,
+            d.encoding,
+            d.block_slots,
+            &blocks,
+            compact,
+        )
+    });
+    let head = &mut file[..HEADER_LEN];
+    write_section_entry(&mut head[104..152], &wdl);
+    if let Some(depth) = &depth {
+        write_section_entry(&mut head[152..200], depth);
+    }
+    if h.version >= VERSION_FLAGS {
+        let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
+        LE::write_u32(&mut head[202..], h.flags & !FLAG_COMPACT_TABLES | tables);
+    }
+    let checksum = xxh64(&head[..HEADER_CHECKED]);
+    LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
+    write_encoded(path, &file)
 }
 
 /// The geometry of the model coders for `meta`'s sector, whose rules this program
@@ -713,7 +791,9 @@ fn depth_model_blocks(
     Ok((g, blocks, g.block_slots() as u32))
 }
 
-/// The bytes of a section's blocks with a block entry each.
+/// The bytes of a section's blocks with a block entry each. (The choice between
+/// a model's blocks and zstd's counts 24-byte entries in every file, compact
+/// tables or not, so that the choice, and the blocks, are the same either way.)
 fn section_bytes(blocks: &[Vec<u8>]) -> usize {
     blocks.iter().map(|x| x.len() + BLOCK_ENTRY_LEN).sum()
 }
@@ -860,25 +940,44 @@ fn compress_blocks(
         .collect()
 }
 
-/// Appends a section (block table, then blocks) to `file` and returns its entry.
+/// Whether `blocks` fit a compact block table: their bytes at most 4 GiB.
+fn fits_compact(blocks: &[Vec<u8>]) -> bool {
+    blocks.iter().map(|b| b.len() as u64).sum::<u64>() <= u32::MAX as u64
+}
+
+/// Appends a section (block table, then blocks) to `file` and returns its entry;
+/// the table `compact` ([`super::FLAG_COMPACT_TABLES`]: the blocks must fit, see
+/// [`fits_compact`]) or not.
 fn append_section(
     file: &mut Vec<u8>,
     kind: u32,
     encoding: Encoding,
     block_slots: u32,
     blocks: &[Vec<u8>],
+    compact: bool,
 ) -> Section {
     let offset = file.len() as u64;
-    let table_len = blocks.len() * BLOCK_ENTRY_LEN;
+    let entry_len = if compact {
+        COMPACT_ENTRY_LEN
+    } else {
+        BLOCK_ENTRY_LEN
+    };
+    let table_len = blocks.len() * entry_len;
     let data_start = offset + table_len as u64;
     let mut table = vec![0u8; table_len];
     let mut at = data_start;
-    for (i, block) in blocks.iter().enumerate() {
-        let e = &mut table[i * BLOCK_ENTRY_LEN..(i + 1) * BLOCK_ENTRY_LEN];
-        LE::write_u64(&mut e[0..], at);
-        LE::write_u32(&mut e[8..], block.len() as u32);
-        LE::write_u32(&mut e[12..], 0); // reserved
-        LE::write_u64(&mut e[16..], xxh64(block));
+    for (block, e) in blocks.iter().zip(table.chunks_exact_mut(entry_len)) {
+        let check = block_checksum(block, compact);
+        if compact {
+            // Where the block ends, from the end of the table.
+            LE::write_u32(&mut e[0..], (at + block.len() as u64 - data_start) as u32);
+            LE::write_u32(&mut e[4..], check as u32);
+        } else {
+            LE::write_u64(&mut e[0..], at);
+            LE::write_u32(&mut e[8..], block.len() as u32);
+            LE::write_u32(&mut e[12..], 0); // reserved
+            LE::write_u64(&mut e[16..], check);
+        }
         at += block.len() as u64;
     }
     file.extend_from_slice(&table);
@@ -895,6 +994,7 @@ fn append_section(
         blocks: blocks.len() as u32,
         table_checksum: xxh64(&table),
         data_checksum: xxh64(&file[data_from..]),
+        compact,
     }
 }
 

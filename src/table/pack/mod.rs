@@ -464,6 +464,7 @@ impl Job<'_> {
                     wdl_encoding: self.coding(),
                     wdl_block: self.opts.wdl_block,
                     wdl_level: self.opts.wdl_level,
+                    compact_tables: self.coding() == Encoding::Model,
                     ..WriteOptions::default()
                 };
                 write_subspace_with(&path, &self.src.header().meta, &trits, &opts)?
@@ -551,10 +552,12 @@ impl Job<'_> {
                 && p.wdl.encoding == self.coding()
                 && self.blocks_as_asked(&p.wdl)
         } else {
+            // The same blocks, in the table the copy gives them.
             p.wdl_dont_cares() == s.wdl_dont_cares()
-                && s.wdl.length == p.wdl.length
+                && s.wdl.blocks == p.wdl.blocks
+                && s.wdl.length - s.wdl.table_len() == p.wdl.length - p.wdl.table_len()
                 && s.wdl.data_checksum == p.wdl.data_checksum
-                && s.wdl.table_checksum == p.wdl.table_checksum
+                && p.compact_tables() == (s.wdl.encoding == Encoding::Model)
         };
         let same = same_wdl
             && s.meta == p.meta

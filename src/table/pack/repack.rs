@@ -24,8 +24,8 @@ use crate::table::dir::manifest::ManifestError;
 use crate::table::dir::open_finished_at;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK,
-    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_subspace_choosing_checked,
-    write_subspace_with,
+    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_retabled,
+    write_subspace_choosing_checked, write_subspace_with,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{
@@ -371,8 +371,17 @@ fn repack_to(
 }
 
 /// Whether `f` is a file that a repack with `opts` would keep as it is (see
-/// [`repack_file`]).
+/// [`repack_file`]): its values and blocks as the repack writes them
+/// ([`holds_repacked`]), in the block tables it writes (compact where the WDL
+/// section is model-coded, [`crate::table::format::FLAG_COMPACT_TABLES`]).
 pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
+    holds_repacked(f, opts) && f.header().compact_tables() == opts.wdl_model
+}
+
+/// Whether `f` holds the values and blocks a repack with `opts` writes, in
+/// whatever block tables: if its tables are not those of the repack, it is
+/// written again with the same blocks ([`write_retabled`]).
+fn holds_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     let h = f.header();
     let depths = h.decisive_depths() && h.loss_depths() == opts.loss_depths;
     let coding = (h.wdl.encoding == Encoding::Model) == opts.wdl_model;
@@ -510,6 +519,14 @@ impl Job<'_> {
             copy.verify_checksums()?;
             return Ok((None, copy.header().clone()));
         }
+        if holds_repacked(self.src, self.opts) {
+            // Only the block tables change: the same blocks, every checksum
+            // checked on the way in and again in the file written.
+            write_retabled(self.src, staging, self.opts.wdl_model)?;
+            let copy = SubspaceFile::open(staging, &expect)?;
+            copy.verify_checksums()?;
+            return Ok((None, copy.header().clone()));
+        }
         // A small file's true values come through the probe's rule.
         let truth = true_codes(self.tb, self.sector, self.src)?;
         let mut codes = truth.clone();
@@ -545,6 +562,7 @@ impl Job<'_> {
             wdl_block: self.opts.wdl_block,
             depth_block: self.opts.depth_block,
             wdl_level: self.opts.wdl_level,
+            compact_tables: self.opts.wdl_model,
             ..WriteOptions::default()
         };
         let meta = &self.src.header().meta;

@@ -8,7 +8,8 @@ use crate::table::format::coder::{Model, load_prior_of};
 use crate::table::format::model::{Geometry, decode_block};
 use crate::table::format::pack::{count_entries, expand_depth, trits5};
 use crate::table::format::{
-    BLOCK_ENTRY_LEN, DepthEntries, FormatError, Header, Section, depth_model, model, xxh64,
+    BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, DepthEntries, FormatError, Header, Section, block_checksum,
+    depth_model, model,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::borrow::Cow;
@@ -202,7 +203,7 @@ impl SectionReader {
                 info.blocks
             )));
         }
-        let table_len = blocks * BLOCK_ENTRY_LEN as u64;
+        let table_len = info.table_len();
         let end = info.offset.checked_add(info.length);
         match end {
             None => return Err(corrupt(format!("{name} section length overflows"))),
@@ -252,10 +253,39 @@ impl SectionReader {
     fn block(&self, path: &Path, src: Src, b: usize) -> Result<Block, FormatError> {
         let info = self.info;
         let entries = info.blocks as usize;
-        // The entry and the next one's offset, read like the blocks (a file cut
-        // short under the program is an error, not a signal). The table's
-        // bounds were checked against the file at open.
+        let data = info.offset + info.table_len();
+        let section_end = info.offset + info.length;
         let last = b + 1 == entries;
+        let misplaced = || FormatError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{} block {b} is not where the table says", self.name),
+        };
+        // The entries are read like the blocks (a file cut short under the
+        // program is an error, not a signal). The table's bounds were checked
+        // against the file at open.
+        if info.compact {
+            // Where the block before ends (0 for block 0), then this block's end
+            // and checksum, counted from the end of the table.
+            let at = info.offset + (b.saturating_sub(1) * COMPACT_ENTRY_LEN) as u64;
+            let e = src.bytes(
+                path,
+                at,
+                (COMPACT_ENTRY_LEN * (1 + (b > 0) as usize)) as u32,
+            )?;
+            let (start, e) = match b {
+                0 => (0, &e[..]),
+                _ => (LE::read_u32(&e[0..]) as u64, &e[COMPACT_ENTRY_LEN..]),
+            };
+            let end = LE::read_u32(&e[0..]) as u64;
+            if start > end || data + end > section_end || (last && data + end != section_end) {
+                return Err(misplaced());
+            }
+            return Ok(Block {
+                offset: data + start,
+                len: (end - start) as u32,
+                checksum: LE::read_u32(&e[4..]) as u64,
+            });
+        }
         let at = info.offset + (b * BLOCK_ENTRY_LEN) as u64;
         let e = src.bytes(
             path,
@@ -267,8 +297,6 @@ impl SectionReader {
             len: LE::read_u32(&e[8..]),
             checksum: LE::read_u64(&e[16..]),
         };
-        let data = info.offset + (entries * BLOCK_ENTRY_LEN) as u64;
-        let section_end = info.offset + info.length;
         let next = if last {
             section_end
         } else {
@@ -285,10 +313,7 @@ impl SectionReader {
             || blk.offset.checked_add(blk.len as u64) != Some(next)
             || next > section_end
         {
-            return Err(FormatError::Corrupt {
-                path: path.to_path_buf(),
-                what: format!("{} block {b} is not where the table says", self.name),
-            });
+            return Err(misplaced());
         }
         Ok(blk)
     }
@@ -337,7 +362,7 @@ impl SectionReader {
     ) -> Result<Cow<'m, [u8]>, FormatError> {
         let blk = self.block(path, src, b)?;
         let bytes = src.bytes(path, blk.offset, blk.len)?;
-        if xxh64(&bytes) != blk.checksum {
+        if block_checksum(&bytes, self.info.compact) != blk.checksum {
             return Err(FormatError::Checksum {
                 path: path.to_path_buf(),
                 section: self.name,

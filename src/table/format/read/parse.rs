@@ -2,10 +2,10 @@
 
 use crate::rules::value::Counts;
 use crate::table::format::{
-    Encoding, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
-    FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL,
-    KNOWN_FLAGS, MAGIC, RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION,
-    VERSION_FULL, VERSION_WDL_MODEL, open_regular, xxh64,
+    Encoding, FLAG_COMPACT_TABLES, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS,
+    FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
+    KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta,
+    VARIANT_LEN, VERSION, VERSION_FULL, VERSION_WDL_MODEL, open_regular, xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::io;
@@ -35,6 +35,7 @@ fn parse_section(path: &Path, e: &[u8], kind: u32) -> Result<Section, FormatErro
         blocks: LE::read_u32(&e[28..]),
         table_checksum: LE::read_u64(&e[32..]),
         data_checksum: LE::read_u64(&e[40..]),
+        compact: false,
     })
 }
 
@@ -141,8 +142,9 @@ pub(crate) fn parse_header(
     // depths; a WDL-only file has no values to hold value don't-cares,
     // and no depths.
     // Loss-only depths are decisive-only depths of a kind.
+    // Compact block tables go with any file.
     let allowed = if depth.is_some() {
-        let dont_cares = flags & !(FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS);
+        let dont_cares = flags & !(FLAG_DECISIVE_DEPTHS | FLAG_LOSS_DEPTHS | FLAG_COMPACT_TABLES);
         (dont_cares == 0
             || dont_cares == FLAG_WDL_DONT_CARES | FLAG_VALUE_DONT_CARES
             || dont_cares == FLAG_VALUE_DONT_CARES | FLAG_EXACT_RESULTS)
@@ -158,7 +160,12 @@ pub(crate) fn parse_header(
             if depth.is_some() { "full" } else { "WDL-only" }
         )));
     }
-    let wdl = parse_section(path, &h[104..152], KIND_WDL)?;
+    let compact = flags & FLAG_COMPACT_TABLES != 0;
+    let depth = depth.map(|d| Section { compact, ..d });
+    let wdl = Section {
+        compact,
+        ..parse_section(path, &h[104..152], KIND_WDL)?
+    };
     if (wdl.encoding == Encoding::Model) != (version >= VERSION_WDL_MODEL) {
         return Err(corrupt(format!(
             "a version {version} file with a {} WDL section",

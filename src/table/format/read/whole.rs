@@ -2,9 +2,10 @@
 //! without filling the cache, and every checksum checked.
 
 use super::SubspaceFile;
+use super::blocks::SectionReader;
 use super::parse::parse_header;
 use crate::table::format::pack::{combine, half_at, trit_at};
-use crate::table::format::{BLOCK_ENTRY_LEN, DepthEntries, FormatError, WIN_BY_LOOKAHEAD, xxh64};
+use crate::table::format::{DepthEntries, FormatError, WIN_BY_LOOKAHEAD, xxh64};
 use rayon::prelude::*;
 
 impl SubspaceFile {
@@ -111,7 +112,7 @@ impl SubspaceFile {
                 .map(|d| (d, "depth table", "depth data")),
         ];
         for (s, table, data) in sections.into_iter().flatten() {
-            let table_len = s.info.blocks as u64 * BLOCK_ENTRY_LEN as u64;
+            let table_len = s.info.table_len();
             let start = s.info.offset as usize;
             let mid = start + table_len as usize;
             let end = (s.info.offset + s.info.length) as usize;
@@ -136,16 +137,38 @@ impl SubspaceFile {
         Ok(())
     }
 
-    /// The bytes of the WDL section (block table and blocks), after checking its
-    /// table and data checksums: what a WDL-only copy of the file holds.
-    pub(crate) fn wdl_section_checked(&self) -> Result<&[u8], FormatError> {
-        let s = &self.wdl;
+    /// The compressed bytes of every block of the WDL section, or of the depth
+    /// section with `depth` (`None` if the file has none), in table order (a
+    /// model-coded section's prior first), after checking the section's table
+    /// and data checksums and every block's.
+    pub(crate) fn blocks_checked(&self, depth: bool) -> Result<Option<Vec<Vec<u8>>>, FormatError> {
+        let (s, name) = match depth {
+            false => (&self.wdl, "WDL"),
+            true => match &self.depth {
+                Some(d) => (d, "depth"),
+                None => return Ok(None),
+            },
+        };
+        self.section_checked(s, name)?;
+        (0..s.info.blocks as usize)
+            .map(|b| Ok(s.compressed(&self.path, self.src(), b)?.into_owned()))
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
+
+    /// Checks the table and data checksums of the section `s` (`name` its name
+    /// in errors).
+    fn section_checked(&self, s: &SectionReader, name: &'static str) -> Result<(), FormatError> {
         let start = s.info.offset as usize;
-        let mid = start + s.info.blocks as usize * BLOCK_ENTRY_LEN;
+        let mid = start + s.info.table_len() as usize;
         let end = (s.info.offset + s.info.length) as usize;
+        let [table, data] = match name {
+            "WDL" => ["WDL table", "WDL data"],
+            _ => ["depth table", "depth data"],
+        };
         for (bytes, sum, section) in [
-            (self.mapped(start..mid)?, s.info.table_checksum, "WDL table"),
-            (self.mapped(mid..end)?, s.info.data_checksum, "WDL data"),
+            (self.mapped(start..mid)?, s.info.table_checksum, table),
+            (self.mapped(mid..end)?, s.info.data_checksum, data),
         ] {
             if xxh64(bytes) != sum {
                 return Err(FormatError::Checksum {
@@ -155,7 +178,7 @@ impl SubspaceFile {
                 });
             }
         }
-        Ok(&self.map()?[start..end])
+        Ok(())
     }
 
     /// The mapped bytes of `range`, which are about to be read through: the
