@@ -113,7 +113,10 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 Encoding::DepthModel if file.depth_model() => {
                     "depth model (lost slots' distances, context model; block 0 the prior)"
                 }
-                Encoding::DepthModel => {
+                Encoding::DepthRefined if file.depth_model() => {
+                    "depth model, refined (lost slots' distances, context model and refiner; block 0 the prior)"
+                }
+                Encoding::DepthModel | Encoding::DepthRefined => {
                     "depth model, zstd half-u8 blocks (empty prior: the model would not be smaller)"
                 }
                 e => e.name(),

@@ -155,7 +155,7 @@ pub fn foreign_header(idx: &Index, h: &Header, s: Sector) -> Option<String> {
     // A WDL-only file (`millbase pack --wdl-only`) has no depth section.
     let depth = depth_encoding_for(h.max_distance);
     let depth_ok = |d: &crate::table::format::Section| match d.encoding {
-        Encoding::DepthModel => {
+        Encoding::DepthModel | Encoding::DepthRefined => {
             depth == Encoding::HalfU8
                 && (d.block_slots == opts.depth_block
                     || d.block_slots as u64 == model_block_slots(rules, k, l, [s.hk, s.hl]))

@@ -21,7 +21,7 @@
 //! model.
 
 use super::coder::{Decoder, Encoder, Model, prior_of_counts};
-use super::model::{Class, Geometry, opp_closable_of};
+use super::model::{Class, Geometry, OWN_CONTEXTS, Refined, Refiner, opp_closable_of, own_of};
 use crate::rules::Bits;
 use crate::table::index::{first_subset, next_subset};
 
@@ -52,6 +52,52 @@ pub const NODES: usize = ESCAPE_BASE + CLOSABLE * (1 << FULL_BITS);
 const PRIOR_SEEN: u32 = 24;
 /// A stored prior's probabilities are multiples of this (in units of 2^-16).
 const PRIOR_STEP: u16 = 64;
+/// Node kinds of the refiner ([`Encoding::DepthRefined`](super::Encoding::DepthRefined)):
+/// each node of the near tree (1 to 15), and every node of the escape trees as one.
+const KINDS: usize = NEAR + 1;
+/// Quarters of a refined probability that are the model's (the rest the curve's).
+const MODEL_QUARTERS: u32 = 2;
+
+/// The second stage of a refined depth model (encoding 7): a [`Refiner`] whose
+/// rows are the side to move's mobility and closable mills ([`own_of`]) times
+/// the node kind ([`KINDS`]); none in encoding 6.
+struct Stage(Option<Refiner>);
+
+impl Stage {
+    /// A block's stage, from the identity: refined or not.
+    fn new(refined: bool) -> Stage {
+        Stage(refined.then(|| Refiner::new(OWN_CONTEXTS * KINDS, MODEL_QUARTERS)))
+    }
+
+    /// The probability of a 0 to code node `node` with, in a slot of position
+    /// context `position`: the model's, refined if there is a refiner.
+    #[inline]
+    fn p(&self, model: &Model, node: usize, position: u16) -> (u32, Option<Refined>) {
+        let p = model.nodes[node] & 0xFFFF;
+        match &self.0 {
+            None => (p, None),
+            Some(refiner) => {
+                let kind = if node >= ESCAPE_BASE {
+                    NEAR
+                } else {
+                    node % NEAR
+                };
+                let r = refiner.refine(p, own_of(position) * KINDS + kind);
+                (r.p, Some(r))
+            }
+        }
+    }
+
+    /// Learns the bit of node `node`, coded with `refined`.
+    #[inline]
+    fn learn(&mut self, model: &mut Model, node: usize, refined: Option<Refined>, bit: bool) {
+        model.adapt(node, bit);
+        if let (Some(refiner), Some(r)) = (&mut self.0, refined) {
+            refiner.learn(r, bit);
+        }
+    }
+}
+
 /// The largest half distance the model codes: a section of longer distances is
 /// stored with zstd ([`super::Encoding::HalfU16`]).
 pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
@@ -59,22 +105,23 @@ pub const MAX_HALF: u16 = (1 << FULL_BITS) - 1;
 /// Walks the lost slots of block `b` (`trits`: the block's results, 2 = loss) in
 /// slot order: for each, `code(context, reference)` returns its half distance,
 /// which later contexts see.
-fn walk_losses(g: &Geometry, b: usize, trits: &[u8], code: impl FnMut(usize, u16) -> u16) {
-    let closable = |c: &Class, packed, _| c.opp_closable(packed, &c.tally(packed));
-    walk_losses_in(g, b, trits, &mut g.set_table(NONE), closable, code);
+fn walk_losses(g: &Geometry, b: usize, trits: &[u8], code: impl FnMut(usize, u16, u16) -> u16) {
+    let position = |c: &Class, packed, _| c.position_of(packed, &c.tally(packed)) as u16;
+    walk_losses_in(g, b, trits, &mut g.set_table(NONE), position, code);
 }
 
 /// [`walk_losses`] with `by_set`, a table from [`Geometry::set_table`] of any
 /// contents (a thread's, reused from block to block): the walk reads only
-/// entries it wrote itself; and `closable(class, packed, i)` the opponent's
-/// closable mills of slot `i`.
+/// entries it wrote itself; and `position(class, packed, i)` the position
+/// context of slot `i` ([`super::model::position_of`]); `code(context, reference,
+/// position)` as in [`walk_losses`].
 fn walk_losses_in(
     g: &Geometry,
     b: usize,
     trits: &[u8],
     by_set: &mut [u16],
-    closable: impl Fn(&Class, Bits, usize) -> usize,
-    mut code: impl FnMut(usize, u16) -> u16,
+    position: impl Fn(&Class, Bits, usize) -> u16,
+    mut code: impl FnMut(usize, u16, u16) -> u16,
 ) {
     let range = g.block_range(b);
     debug_assert_eq!(trits.len() as u64, range.end - range.start);
@@ -103,10 +150,10 @@ fn walk_losses_in(
                     (0, _) => (BUCKETS - 2, prev, 0),
                     _ => (max.min(63) as usize, max, (max - min).min(7) as usize),
                 };
-                let closable = closable(&c, packed, i);
+                let position = position(&c, packed, i);
                 let ctx = ((bucket * SPREAD + spread) * COUNT + count.min(COUNT - 1)) * CLOSABLE
-                    + closable;
-                let h = code(ctx, reference);
+                    + opp_closable_of(position);
+                let h = code(ctx, reference, position);
                 by_set[packed as usize] = h;
                 prev = h;
             }
@@ -165,13 +212,19 @@ fn tree(base: usize, width: u32, v: u32, bit: &mut impl FnMut(usize, bool)) {
     }
 }
 
-/// Decodes a `width`-bit value from the tree at `base`.
-fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) -> u32 {
+/// Decodes a `width`-bit value from the tree at `base` of a slot of position
+/// context `position`.
+fn decode_tree(
+    (model, stage): (&mut Model, &mut Stage),
+    dec: &mut Decoder,
+    (base, width): (usize, u32),
+    position: u16,
+) -> u32 {
     let mut node = 1;
     for _ in 0..width {
-        let p = model.nodes[base + node] & 0xFFFF;
+        let (p, refined) = stage.p(model, base + node, position);
         let b = dec.bit(p);
-        model.adapt(base + node, b);
+        stage.learn(model, base + node, refined, b);
         node = 2 * node + b as usize;
     }
     node as u32 - (1 << width)
@@ -181,22 +234,24 @@ fn decode_tree(model: &mut Model, dec: &mut Decoder, base: usize, width: u32) ->
 /// blocks of a sector that start from one model (as the WDL model's
 /// [`super::model::Coding`]): a working copy of the model, put back as it was
 /// after each block (the trees of the contexts the block saw, and the escape
-/// trees), the walk's set table, and the contexts and references of the block
-/// coded last.
+/// trees), the walk's set table, and the contexts, references and position
+/// contexts of the block coded last; refined (encoding 7) or not (encoding 6).
 pub struct DepthCoding<'m> {
     start: &'m Model,
     model: Model,
+    refined: bool,
     by_set: Vec<u16>,
-    contexts: Vec<(u32, u16)>,
+    contexts: Vec<(u32, u16, u16)>,
 }
 
 impl<'m> DepthCoding<'m> {
     /// A thread's coding of the depth blocks of geometry `g` that start from
-    /// `model`.
-    pub fn new(g: &Geometry, model: &'m Model) -> DepthCoding<'m> {
+    /// `model`, `refined` or not.
+    pub fn new(g: &Geometry, model: &'m Model, refined: bool) -> DepthCoding<'m> {
         DepthCoding {
             start: model,
             model: model.clone(),
+            refined,
             by_set: g.set_table(NONE),
             contexts: Vec::new(),
         }
@@ -205,7 +260,7 @@ impl<'m> DepthCoding<'m> {
     /// Puts back the working model's nodes of the contexts recorded, and the
     /// escape trees.
     fn restore(&mut self) {
-        for &(ctx, _) in &self.contexts {
+        for &(ctx, _, _) in &self.contexts {
             let at = ctx as usize * NEAR;
             self.model.nodes[at..at + NEAR].copy_from_slice(&self.start.nodes[at..at + NEAR]);
         }
@@ -227,18 +282,27 @@ impl<'m> DepthCoding<'m> {
         let model = &mut self.model;
         let contexts = &mut self.contexts;
         contexts.clear();
+        let mut stage = Stage::new(self.refined);
         let mut enc = Encoder::new();
         let mut next = halves.iter();
-        let closable = |_: &Class, _, i: usize| opp_closable_of(positions[i]);
-        walk_losses_in(g, b, trits, &mut self.by_set, closable, |ctx, r| {
-            contexts.push((ctx as u32, r));
-            let h = *next.next().expect("a half distance per lost slot") as u16;
-            bits_of(ctx, r, h, |node, bit| {
-                let p = model.adapt(node, bit);
-                enc.bit(p, bit);
-            });
-            h
-        });
+        let position = |_: &Class, _, i: usize| positions[i];
+        walk_losses_in(
+            g,
+            b,
+            trits,
+            &mut self.by_set,
+            position,
+            |ctx, r, position| {
+                contexts.push((ctx as u32, r, position));
+                let h = *next.next().expect("a half distance per lost slot") as u16;
+                bits_of(ctx, r, h, |node, bit| {
+                    let (p, refined) = stage.p(model, node, position);
+                    enc.bit(p, bit);
+                    stage.learn(model, node, refined, bit);
+                });
+                h
+            },
+        );
         debug_assert!(next.next().is_none());
         self.restore();
         enc.finish()
@@ -259,10 +323,15 @@ impl<'m> DepthCoding<'m> {
     ) -> Option<Vec<u8>> {
         let bytes = self.encode(g, b, trits, halves, positions);
         let mut dec = Decoder::new(&bytes);
+        let mut stage = Stage::new(self.refined);
         let model = &mut self.model;
-        let same =
-            self.contexts.iter().zip(halves).all(|(&(ctx, r), &h)| {
-                decode_half(model, &mut dec, ctx as usize, r) == Some(h as u16)
+        let same = self
+            .contexts
+            .iter()
+            .zip(halves)
+            .all(|(&(ctx, r, position), &h)| {
+                let coder = (&mut *model, &mut stage);
+                decode_half(coder, &mut dec, (ctx as usize, r, position)) == Some(h as u16)
             });
         self.restore();
         same.then_some(bytes)
@@ -270,40 +339,57 @@ impl<'m> DepthCoding<'m> {
 }
 
 /// Codes the half distances `halves` (at most [`MAX_HALF`]) of the lost slots of
-/// block `b`, whose results are `trits`, starting from `model`. (A thread coding
-/// many blocks keeps a [`DepthCoding`] instead.)
+/// block `b`, whose results are `trits`, starting from `model`, refined or not.
+/// (A thread coding many blocks keeps a [`DepthCoding`] instead.)
 #[cfg(test)]
-pub fn encode_block(g: &Geometry, b: usize, trits: &[u8], halves: &[u8], model: &Model) -> Vec<u8> {
-    DepthCoding::new(g, model).encode(g, b, trits, halves, &g.positions(b))
+pub fn encode_block(
+    g: &Geometry,
+    b: usize,
+    trits: &[u8],
+    halves: &[u8],
+    model: &Model,
+    refined: bool,
+) -> Vec<u8> {
+    DepthCoding::new(g, model, refined).encode(g, b, trits, halves, &g.positions(b))
 }
 
-/// Decodes the half distance of a lost slot of context `ctx` and reference `r`
-/// from `dec`; `None` if it is out of range (a damaged block).
-fn decode_half(model: &mut Model, dec: &mut Decoder, ctx: usize, r: u16) -> Option<u16> {
-    let z = decode_tree(model, dec, ctx * NEAR, 4);
+/// Decodes the half distance of a lost slot of context `ctx`, reference `r` and
+/// position context `position` from `dec`; `None` if it is out of range (a
+/// damaged block).
+fn decode_half(
+    coder: (&mut Model, &mut Stage),
+    dec: &mut Decoder,
+    (ctx, r, position): (usize, u16, u16),
+) -> Option<u16> {
+    let (model, stage) = coder;
+    let z = decode_tree((model, stage), dec, (ctx * NEAR, 4), position);
     if z == ESCAPE {
-        Some(decode_tree(model, dec, escape_base(ctx), FULL_BITS) as u16)
+        let escape = (escape_base(ctx), FULL_BITS);
+        Some(decode_tree((model, stage), dec, escape, position) as u16)
     } else {
         unzigzag(z, r)
     }
 }
 
 /// Decodes the half distances of the lost slots of block `b`, whose results are
-/// `trits`, from `src`, starting from `model`; `None` if a decoded value is out of
-/// range (a damaged block).
+/// `trits`, from `src`, starting from `model`, refined (encoding 7) or not;
+/// `None` if a decoded value is out of range (a damaged block).
 pub fn decode_block(
     g: &Geometry,
     b: usize,
     trits: &[u8],
     src: &[u8],
     model: &Model,
+    refined: bool,
 ) -> Option<Vec<u8>> {
     let mut model = model.clone();
+    let mut stage = Stage::new(refined);
     let mut dec = Decoder::new(src);
     let mut out = Vec::with_capacity(trits.iter().filter(|&&t| t == 2).count());
     let mut bad = false;
-    walk_losses(g, b, trits, |ctx, r| {
-        let h = decode_half(&mut model, &mut dec, ctx, r).unwrap_or_else(|| {
+    walk_losses(g, b, trits, |ctx, r, position| {
+        let coder = (&mut model, &mut stage);
+        let h = decode_half(coder, &mut dec, (ctx, r, position)).unwrap_or_else(|| {
             bad = true;
             0
         });
@@ -335,7 +421,7 @@ pub fn count_prior(
                 let range = g.block_range(b);
                 let trits: Vec<u8> = range.clone().map(&trit).collect();
                 let mut lost = range.clone().filter(|&s| trit(s) == 2).map(&half);
-                let code = |ctx, r| {
+                let code = |ctx, r, _| {
                     let h = lost.next().expect("a half distance per lost slot");
                     bits_of(ctx, r, h, |node, bit| counts[node][bit as usize] += 1);
                     h
@@ -343,13 +429,13 @@ pub fn count_prior(
                 match positions {
                     Some(p) => {
                         let p = &p[range.start as usize..range.end as usize];
-                        let closable = |_: &Class, _, i: usize| opp_closable_of(p[i]);
-                        walk_losses_in(g, b, &trits, &mut by_set, closable, code);
+                        let position = |_: &Class, _, i: usize| p[i];
+                        walk_losses_in(g, b, &trits, &mut by_set, position, code);
                     }
                     None => {
-                        let closable =
-                            |c: &Class, packed, _| c.opp_closable(packed, &c.tally(packed));
-                        walk_losses_in(g, b, &trits, &mut by_set, closable, code);
+                        let position =
+                            |c: &Class, packed, _| c.position_of(packed, &c.tally(packed)) as u16;
+                        walk_losses_in(g, b, &trits, &mut by_set, position, code);
                     }
                 }
                 (counts, by_set)

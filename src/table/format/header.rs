@@ -6,7 +6,8 @@ use crate::rules::value::Counts;
 /// The first eight bytes of every database file.
 pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// The newest format version this code reads, and the one it writes for a file whose
-/// depth section is model-coded ([`Encoding::DepthModel`]). Version 2 added the
+/// depth section is model-coded ([`Encoding::DepthRefined`]; version 6 is the same
+/// with [`Encoding::DepthModel`], the depth model without its refiner, still read). Version 2 added the
 /// header flags (decisive-only depths, don't-cares) and the WDL-only file (one
 /// section, no distances); version 3 the model-coded WDL section; version 4 the
 /// model-coded depth section (with a model-coded WDL section); versions 5 and 6
@@ -14,7 +15,10 @@ pub const MAGIC: [u8; 8] = *b"MILLBASE";
 /// and versions 3 and 4 are no longer read ([`RETIRED`]). A file is written with
 /// the lowest version that describes it (a full file without flags as version 1,
 /// only on request: [`super::WriteOptions::decisive_depths`] is on by default).
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
+/// The version of a file whose depth section is model-coded without the refiner
+/// ([`Encoding::DepthModel`]), which this code reads and no longer writes.
+pub const VERSION_DEPTH_MODEL: u32 = 6;
 /// The version of a file whose WDL section is model-coded ([`Encoding::Model`])
 /// and whose depth section (if any) is zstd-compressed.
 pub const VERSION_WDL_MODEL: u32 = 5;
@@ -121,6 +125,9 @@ pub enum Encoding {
     /// [`Encoding::HalfU8`], zstd-compressed). Decoded, a block is laid out as
     /// [`Encoding::HalfU8`].
     DepthModel = 6,
+    /// As [`Encoding::DepthModel`], with a second stage refining each
+    /// probability (format version 7; `docs/FORMAT.md`, "The depth refiner").
+    DepthRefined = 7,
 }
 
 impl Encoding {
@@ -132,6 +139,7 @@ impl Encoding {
             4 => Encoding::HalfU16,
             5 => Encoding::Model,
             6 => Encoding::DepthModel,
+            7 => Encoding::DepthRefined,
             _ => return None,
         })
     }
@@ -141,9 +149,15 @@ impl Encoding {
         match self {
             Encoding::Trits5 | Encoding::Model => n.div_ceil(5),
             Encoding::Bits2 => n.div_ceil(4),
-            Encoding::HalfU8 | Encoding::DepthModel => n,
+            Encoding::HalfU8 | Encoding::DepthModel | Encoding::DepthRefined => n,
             Encoding::HalfU16 => 2 * n,
         }
+    }
+
+    /// Whether this is a depth model's encoding ([`Encoding::DepthModel`],
+    /// [`Encoding::DepthRefined`]): block 0 of the section is the prior.
+    pub fn is_depth_model(self) -> bool {
+        matches!(self, Encoding::DepthModel | Encoding::DepthRefined)
     }
 
     /// Whether this encoding belongs in a WDL section (else a depth section).
@@ -160,6 +174,7 @@ impl Encoding {
             Encoding::HalfU16 => "half-u16",
             Encoding::Model => "model",
             Encoding::DepthModel => "depth model",
+            Encoding::DepthRefined => "depth model, refined",
         }
     }
 }

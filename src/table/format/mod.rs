@@ -70,16 +70,16 @@ pub fn model_block_slots(rules: &'static crate::Rules, k: u32, l: u32, hands: [u
 pub use read::{SubspaceFile, read_header};
 pub use write::{
     DEPTH_BLOCK, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK, WDL_BLOCK, WDL_LEVEL,
-    WriteOptions, ZSTD_BLOCKS, depth_encoding_for, replace_file, write_atomic, write_retabled,
-    write_subspace, write_subspace_choosing, write_subspace_choosing_checked, write_subspace_with,
-    write_wdl_only_chosen, write_wdl_only_copy,
+    WriteOptions, ZSTD_BLOCKS, depth_encoding_for, replace_file, write_atomic, write_depth_recoded,
+    write_retabled, write_subspace, write_subspace_choosing, write_subspace_choosing_checked,
+    write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
 };
 
 pub use header::{
     BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, DepthEntries, Encoding, Expect, FLAG_COMPACT_TABLES,
     FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES,
     FLAG_WDL_DONT_CARES, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, RETIRED,
-    SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL,
-    VERSION_WDL_MODEL, WIN_BY_LOOKAHEAD,
+    SECTION_ENTRY_LEN, Section, SubspaceMeta, VARIANT_LEN, VERSION, VERSION_DEPTH_MODEL,
+    VERSION_FLAGS, VERSION_FULL, VERSION_WDL_MODEL, WIN_BY_LOOKAHEAD,
 };
 use header::{HEADER_CHECKED, KNOWN_FLAGS};

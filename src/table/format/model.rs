@@ -56,6 +56,16 @@ pub(super) fn position_of(ctx: usize) -> u16 {
     (ctx / PREV % POSITIONS) as u16
 }
 
+/// The side to move's mobility bucket and closable mills of position context
+/// `position`, as one number below [`OWN_CONTEXTS`].
+pub(super) fn own_of(position: u16) -> usize {
+    let p = position as usize;
+    p / MOBILITY % MOBILITY * CLOSABLE + p / (MOBILITY * MOBILITY * CLOSABLE) % CLOSABLE
+}
+
+/// Values of [`own_of`].
+pub(super) const OWN_CONTEXTS: usize = MOBILITY * CLOSABLE;
+
 /// The opponent's closable mills (up to 3) of position context `position`.
 pub(super) fn opp_closable_of(position: u16) -> usize {
     position as usize / (MOBILITY * MOBILITY) % CLOSABLE
@@ -533,7 +543,7 @@ impl Class {
     /// The position context of the slot whose opponent stones are `packed`, from
     /// their tally `t`: the closable mills of both sides and their mobilities.
     #[inline]
-    fn position_of(&self, packed: Bits, t: &Tally) -> usize {
+    pub(super) fn position_of(&self, packed: Bits, t: &Tally) -> usize {
         let own_closable = (self.own_holes - t.holes_taken()).min(CLOSABLE as u32 - 1) as usize;
         let opp_closable = self.opp_closable(packed, t);
         let own_mobility = MOBILITY_BUCKET[(self.own_slides - t.own_blocked()).min(63) as usize];
@@ -596,43 +606,58 @@ static STRETCH: [i16; 4096] = {
 /// Entries of a refiner row: the stretch domain in steps of 128.
 const BUCKETS: usize = 33;
 
-/// The refiner's second stage: for each jump context ([`Class::earlier_jumps`])
-/// and node kind (decisive, loss), a curve mapping the model's probability to a
-/// better one, learnt as the block is coded. Every block starts from the identity.
+/// A second stage of a model's probabilities (an APM): per row, a curve mapping
+/// the model's probability to a better one, learnt as the block is coded. Every
+/// block starts from the identity. The WDL model's rows are its jump contexts
+/// ([`Class::earlier_jumps`]) times the node kinds (decisive, loss); the depth
+/// model's are the side to move's mobility and closable mills times the node
+/// of its trees ([`super::depth_model`]).
 #[derive(Clone)]
-struct Refiner {
-    /// `JUMP_CONTEXTS · 2` rows of [`BUCKETS`] probabilities of a 0 bit (2^-16 units).
+pub(super) struct Refiner {
+    /// Rows of [`BUCKETS`] probabilities of a 0 bit (2^-16 units).
     rows: Vec<u16>,
+    /// Quarters of the coded probability that are the model's (the rest is the
+    /// curve's).
+    model_quarters: u32,
 }
 
 /// A refined probability and where the refiner read it, to learn from its bit.
 #[derive(Clone, Copy)]
-struct Refined {
+pub(super) struct Refined {
     /// The probability of a 0 bit to code with (2^-16 units).
-    p: u32,
+    pub(super) p: u32,
     at: usize,
     w: u32,
 }
 
 impl Refiner {
-    fn new() -> Refiner {
+    /// `rows` curves, each the identity; the coded probability is
+    /// `model_quarters` quarters the model's.
+    pub(super) fn new(rows: usize, model_quarters: u32) -> Refiner {
         let row = SQUASH_POINTS.map(|p| p << 4);
         Refiner {
-            rows: row.repeat(JUMP_CONTEXTS * 2),
+            rows: row.repeat(rows),
+            model_quarters,
         }
     }
 
-    /// The probability `p` (of a 0, 2^-16 units) of node kind `node` (0
-    /// decisive, 1 loss) refined in jump context `jumps`: a quarter the model's,
-    /// three quarters the curve's at `p`'s stretch, interpolated.
+    /// The WDL model's refiner: its jump contexts times two node kinds, a quarter
+    /// the model's probability.
+    fn wdl() -> Refiner {
+        Refiner::new(JUMP_CONTEXTS * 2, 1)
+    }
+
+    /// The probability `p` (of a 0, 2^-16 units) refined by row `row`: a share
+    /// the model's, the rest the curve's at `p`'s stretch, interpolated.
     #[inline]
-    fn refine(&self, p: u32, jumps: usize, node: usize) -> Refined {
+    pub(super) fn refine(&self, p: u32, row: usize) -> Refined {
         let s = (STRETCH[(p >> 4) as usize] as i32 + 2048) as u32;
         let (lo, w) = ((s >> 7) as usize, s & 127);
-        let at = (jumps * 2 + node) * BUCKETS + lo;
+        let at = row * BUCKETS + lo;
         let q = (self.rows[at] as u32 * (128 - w) + self.rows[at + 1] as u32 * w) >> 7;
+        let m = self.model_quarters;
         Refined {
-            p: ((p + 3 * q) >> 2).clamp(P_MIN, P_MAX),
+            p: ((m * p + (4 - m) * q) >> 2).clamp(P_MIN, P_MAX),
             at,
             w,
         }
@@ -641,7 +666,7 @@ impl Refiner {
     /// Moves the two entries `r` read toward `bit`, each by an eighth of the way
     /// times its share of the interpolation.
     #[inline]
-    fn learn(&mut self, r: Refined, bit: bool) {
+    pub(super) fn learn(&mut self, r: Refined, bit: bool) {
         let target = if bit { 0 } else { ONE as i32 - 1 };
         for (i, share) in [(r.at, 128 - r.w), (r.at + 1, r.w)] {
             let e = self.rows[i] as i32;
@@ -663,7 +688,7 @@ impl WdlCoder<'_> {
     #[inline]
     fn p(&self, ctx: usize, jumps: usize, node: usize) -> Refined {
         let p = self.model.nodes[2 * ctx + node] & 0xFFFF;
-        self.refiner.refine(p, jumps, node)
+        self.refiner.refine(p, jumps * 2 + node)
     }
 
     /// Learns the bit of node kind `node` of context `ctx`, coded with `r`.
@@ -758,7 +783,7 @@ impl<'m> Coding<'m> {
     ) -> (Vec<u8>, Vec<u8>) {
         let mut coder = WdlCoder {
             model: &mut self.model,
-            refiner: Refiner::new(),
+            refiner: Refiner::wdl(),
         };
         let contexts = &mut self.contexts;
         contexts.clear();
@@ -814,7 +839,7 @@ impl<'m> Coding<'m> {
         let (bytes, stored) = self.encode_choosing(g, b, allowed, positions);
         let mut coder = WdlCoder {
             model: &mut self.model,
-            refiner: Refiner::new(),
+            refiner: Refiner::wdl(),
         };
         let mut dec = Decoder::new(&bytes);
         let same =
@@ -852,7 +877,7 @@ pub fn decode_block(g: &Geometry, b: usize, src: &[u8], model: &Model) -> Vec<u8
     let mut model = model.clone();
     let mut coder = WdlCoder {
         model: &mut model,
-        refiner: Refiner::new(),
+        refiner: Refiner::wdl(),
     };
     let mut dec = Decoder::new(src);
     let range = g.block_range(b);

@@ -121,7 +121,9 @@ pub(super) fn pack_depth(
         .filter(|&&c| entries.has(trit(c)))
         .map(|&c| half(c));
     match encoding {
-        Encoding::HalfU8 | Encoding::DepthModel => out.extend(halves.map(|h| h as u8)),
+        Encoding::HalfU8 | Encoding::DepthModel | Encoding::DepthRefined => {
+            out.extend(halves.map(|h| h as u8))
+        }
         Encoding::HalfU16 => halves.for_each(|h| out.extend_from_slice(&h.to_le_bytes())),
         _ => unreachable!("not a depth encoding"),
     }
@@ -260,7 +262,9 @@ pub(super) fn trit_in(encoding: Encoding, byte: u8, i: usize) -> Option<u8> {
 #[inline]
 pub(super) fn half_at(encoding: Encoding, data: &[u8], i: usize) -> Option<u16> {
     match encoding {
-        Encoding::HalfU8 | Encoding::DepthModel => data.get(i).map(|&b| b as u16),
+        Encoding::HalfU8 | Encoding::DepthModel | Encoding::DepthRefined => {
+            data.get(i).map(|&b| b as u16)
+        }
         _ => data.get(2 * i..2 * i + 2).map(LE::read_u16),
     }
 }

@@ -10,7 +10,8 @@ use super::{
     BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, Encoding, FLAG_COMPACT_TABLES, FLAG_DECISIVE_DEPTHS,
     FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS, FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError,
     HEADER_CHECKED, HEADER_LEN, Header, KIND_DEPTH, KIND_WDL, MAGIC, Section, SubspaceMeta,
-    VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL, VERSION_WDL_MODEL, block_checksum, xxh64,
+    VARIANT_LEN, VERSION, VERSION_FLAGS, VERSION_FULL, VERSION_WDL_MODEL, WIN_BY_LOOKAHEAD,
+    block_checksum, xxh64,
 };
 use crate::rules::Rules;
 use byteorder::{ByteOrder, LittleEndian as LE};
@@ -60,7 +61,7 @@ pub struct WriteOptions {
     /// ([`super::FLAG_LOSS_DEPTHS`], with `decisive_depths`): a win's distance is
     /// found one ply ahead. Off by default (`millbase repack --depths losses`).
     pub loss_depths: bool,
-    /// Model-code the depth section ([`Encoding::DepthModel`], format version 6),
+    /// Model-code the depth section ([`Encoding::DepthRefined`], format version 7),
     /// where zstd is not smaller: only with `loss_depths` and a model-coded WDL
     /// section. A sector whose longest loss does not fit the model
     /// ([`Encoding::HalfU16`]) keeps zstd (and version 5).
@@ -405,45 +406,20 @@ fn encode_subspace(
     let depth_blocks = if opts.wdl_only {
         None
     } else {
-        let pack = |c: &[u16], out: &mut Vec<u8>| pack_depth(c, depth_encoding, entries, out);
         // With `checked` and the WDL section's trits at hand, zstd's depth blocks
-        // are decompressed again and compared with what they pack, as the model's
-        // are decoded again: the caller then has every stored code without
+        // are checked too: the caller then has every stored code without
         // reading the file.
-        let check_zstd = |blocks: &[Vec<u8>]| -> Result<(), FormatError> {
-            if stored.is_some() {
-                check_compressed(codes, opts.depth_block, blocks, pack)
-                    .map_err(|b| coder_fault(path, &format!("zstd depth block {b}")))?;
-            }
-            Ok(())
-        };
-        if opts.depth_model && depth_encoding == Encoding::HalfU8 {
-            // The model where it is no larger than zstd's blocks behind an empty
-            // prior; else those. zstd's blocks are compressed only until they
-            // reach the model's size.
-            let (g, model, per) = depth_model_blocks(path, meta, codes, checked, positions)?;
-            let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
-            let n = blocks_of(opts.depth_block) as usize;
-            let guess = guess_sizes(&g, &model, opts.depth_block, n);
-            let level = opts.depth_level;
-            Some(
-                match compress_blocks_below(codes, opts.depth_block, level, pack, limit, &guess)
-                    .map_err(|e| FormatError::io(path, e))?
-                {
-                    None => (Encoding::DepthModel, per, model),
-                    Some(blocks) => {
-                        check_zstd(&blocks)?;
-                        let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
-                        (Encoding::DepthModel, opts.depth_block, blocks)
-                    }
-                },
-            )
-        } else {
-            let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, pack)
-                .map_err(|e| FormatError::io(path, e))?;
-            check_zstd(&blocks)?;
-            Some((depth_encoding, opts.depth_block, blocks))
-        }
+        let check_zstd = stored.is_some();
+        let section = (entries, depth_encoding);
+        Some(depth_section(
+            path,
+            meta,
+            codes,
+            opts,
+            section,
+            (checked, check_zstd),
+            positions,
+        )?)
     };
 
     let mut file = vec![0u8; HEADER_LEN];
@@ -468,7 +444,7 @@ fn encode_subspace(
     h[0..8].copy_from_slice(&MAGIC);
     // A file version 1 describes is written as version 1 (see `VERSION`).
     let decisive = depth.is_some() && entries != DepthEntries::Every;
-    let version = if depth.is_some_and(|d| d.encoding == Encoding::DepthModel) {
+    let version = if depth.is_some_and(|d| d.encoding == Encoding::DepthRefined) {
         VERSION
     } else if opts.wdl_encoding == Encoding::Model {
         VERSION_WDL_MODEL
@@ -619,6 +595,125 @@ pub fn write_retabled(
     write_encoded(path, &file)
 }
 
+/// The depth section of `codes` (`entries` and `depth_encoding` as the writer
+/// chose them): its encoding, slots per block and blocks. With `opts.depth_model`
+/// and half distances that fit a byte, the depth model's blocks where they are
+/// no larger than zstd's, else zstd's behind an empty prior; otherwise zstd's
+/// blocks. `checked`: the model's blocks are decoded again, and with
+/// `check_zstd` zstd's are decompressed again, and compared with what they code.
+/// `positions`: each slot's position context, if known (the WDL model's).
+fn depth_section(
+    path: &Path,
+    meta: &SubspaceMeta,
+    codes: &[u16],
+    opts: &WriteOptions,
+    (entries, depth_encoding): (DepthEntries, Encoding),
+    (checked, check_zstd): (bool, bool),
+    positions: Option<Vec<u16>>,
+) -> Result<(Encoding, u32, Vec<Vec<u8>>), FormatError> {
+    let pack = |c: &[u16], out: &mut Vec<u8>| pack_depth(c, depth_encoding, entries, out);
+    let check = |blocks: &[Vec<u8>]| -> Result<(), FormatError> {
+        if check_zstd {
+            check_compressed(codes, opts.depth_block, blocks, pack)
+                .map_err(|b| coder_fault(path, &format!("zstd depth block {b}")))?;
+        }
+        Ok(())
+    };
+    if !(opts.depth_model && depth_encoding == Encoding::HalfU8) {
+        let blocks = compress_blocks(codes, opts.depth_block, opts.depth_level, pack)
+            .map_err(|e| FormatError::io(path, e))?;
+        check(&blocks)?;
+        return Ok((depth_encoding, opts.depth_block, blocks));
+    }
+    // The model where it is no larger than zstd's blocks behind an empty prior;
+    // else those. zstd's blocks are compressed only until they reach the model's
+    // size.
+    let (g, model, per) = depth_model_blocks(path, meta, codes, checked, positions)?;
+    let limit = section_bytes(&model).saturating_sub(BLOCK_ENTRY_LEN);
+    let n = (codes.len() as u64).div_ceil(opts.depth_block as u64) as usize;
+    let guess = guess_sizes(&g, &model, opts.depth_block, n);
+    let level = opts.depth_level;
+    Ok(
+        match compress_blocks_below(codes, opts.depth_block, level, pack, limit, &guess)
+            .map_err(|e| FormatError::io(path, e))?
+        {
+            None => (Encoding::DepthRefined, per, model),
+            Some(blocks) => {
+                check(&blocks)?;
+                let blocks = std::iter::once(Vec::new()).chain(blocks).collect();
+                (Encoding::DepthRefined, opts.depth_block, blocks)
+            }
+        },
+    )
+}
+
+/// Writes `src`, a full file with loss-only depths and a model-coded WDL
+/// section, again to `path` (atomically, as [`write_subspace_with`]) with the same
+/// header data and the same WDL blocks, byte for byte (every checksum checked
+/// first), and its depth section coded anew from its stored codes `stored` (as
+/// [`SubspaceFile::read_all_partial`] gives them) as `opts` asks
+/// (the refined depth model where `opts.depth_model`), each block decoded again
+/// and compared; block tables compact as `opts` asks. Converts a version 6 file
+/// into the version 7 file a writer of these values writes. Returns the new
+/// file's header.
+pub fn write_depth_recoded(
+    src: &SubspaceFile,
+    stored: &[u16],
+    path: &Path,
+    opts: &WriteOptions,
+) -> Result<Header, FormatError> {
+    let h = src.header();
+    if !h.loss_depths() || h.wdl.encoding != Encoding::Model || !opts.loss_depths {
+        return Err(input_error(
+            path,
+            "recoding the depth section alone needs loss-only depths and a model-coded WDL section"
+                .into(),
+        ));
+    }
+    if stored.len() as u64 != h.size {
+        return Err(input_error(
+            path,
+            format!("{} codes for {} slots", stored.len(), h.size),
+        ));
+    }
+    // A won slot has no depth entry: any win stands for it.
+    let codes: Vec<u16> = stored
+        .par_iter()
+        .map(|&c| if c == WIN_BY_LOOKAHEAD { 2 } else { c })
+        .collect();
+    let wdl_blocks = src
+        .blocks_checked(false)?
+        .expect("every file has a WDL section");
+    let section = (DepthEntries::Losses, depth_encoding_for(h.max_distance));
+    let (encoding, per, depth_blocks) =
+        depth_section(path, &h.meta, &codes, opts, section, (true, true), None)?;
+    let compact = opts.compact_tables && fits_compact(&wdl_blocks) && fits_compact(&depth_blocks);
+    let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
+    let wdl = &h.wdl;
+    let wdl = append_section(
+        &mut file,
+        KIND_WDL,
+        wdl.encoding,
+        wdl.block_slots,
+        &wdl_blocks,
+        compact,
+    );
+    let depth = append_section(&mut file, KIND_DEPTH, encoding, per, &depth_blocks, compact);
+    let head = &mut file[..HEADER_LEN];
+    let version = match encoding {
+        Encoding::DepthRefined => VERSION,
+        _ => VERSION_WDL_MODEL,
+    };
+    LE::write_u32(&mut head[8..], version);
+    write_section_entry(&mut head[104..152], &wdl);
+    write_section_entry(&mut head[152..200], &depth);
+    let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
+    LE::write_u32(&mut head[202..], h.flags & !FLAG_COMPACT_TABLES | tables);
+    let checksum = xxh64(&head[..HEADER_CHECKED]);
+    LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
+    write_encoded(path, &file)
+}
+
 /// The geometry of the model coders for `meta`'s sector, whose rules this program
 /// must know, checked against the number of `codes`.
 fn model_geometry(
@@ -764,7 +859,7 @@ fn depth_model_blocks(
     let coded: Vec<Option<Vec<u8>>> = (0..g.blocks())
         .into_par_iter()
         .map_init(
-            || DepthCoding::new(&g, &model),
+            || DepthCoding::new(&g, &model, true),
             |coding, b| {
                 let r = g.block_range(b);
                 let r = r.start as usize..r.end as usize;

@@ -24,8 +24,8 @@ use crate::table::dir::manifest::ManifestError;
 use crate::table::dir::open_finished_at;
 use crate::table::format::{
     Encoding, Expect, FormatError, Header, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK,
-    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_retabled,
-    write_subspace_choosing_checked, write_subspace_with,
+    SubspaceFile, WIN_BY_LOOKAHEAD, WriteOptions, replace_file, write_depth_recoded,
+    write_retabled, write_subspace_choosing_checked, write_subspace_with,
 };
 use crate::table::index::Index;
 use crate::table::pack::dontcare::{
@@ -382,25 +382,49 @@ pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
 /// whatever block tables: if its tables are not those of the repack, it is
 /// written again with the same blocks ([`write_retabled`]).
 fn holds_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
+    holds_repacked_values(f, opts) && depth_coded_as(f, opts)
+}
+
+/// Whether the depth section of `f` is coded as a repack with `opts` codes it:
+/// the refined depth model or zstd as asked (distances too long for the depth
+/// model stay zstd, half-u16).
+fn depth_coded_as(f: &SubspaceFile, opts: &RepackOptions) -> bool {
+    f.header().depth.is_some_and(|d| {
+        (d.encoding == Encoding::DepthRefined) == opts.depth_model
+            || d.encoding == Encoding::HalfU16
+    })
+}
+
+/// Whether `f` holds what a repack with `opts` writes but for the coding of its
+/// depth section: the depth model without its refiner (format version 6) where
+/// the repack writes the refined one. The repack then codes that section again
+/// from the file's stored codes and keeps its WDL blocks
+/// ([`write_depth_recoded`]).
+fn holds_repacked_but_depth(f: &SubspaceFile, opts: &RepackOptions) -> bool {
+    opts.depth_model
+        && f.header()
+            .depth
+            .is_some_and(|d| d.encoding == Encoding::DepthModel)
+        && holds_repacked_values(f, opts)
+}
+
+/// Whether `f` holds the values, entries and blocks a repack with `opts`
+/// writes, whatever the coding of its depth section.
+fn holds_repacked_values(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     let h = f.header();
     let depths = h.decisive_depths() && h.loss_depths() == opts.loss_depths;
     let coding = (h.wdl.encoding == Encoding::Model) == opts.wdl_model;
-    // Distances too long for the depth model stay zstd (half-u16).
-    let depth_coding = h.depth.is_some_and(|d| {
-        (d.encoding == Encoding::DepthModel) == opts.depth_model || d.encoding == Encoding::HalfU16
-    });
     // A model-coded section's blocks are whole classes (or, behind an empty
     // prior, the block size asked for); a zstd one's the block size asked for.
     let blocks = (h.wdl.encoding == Encoding::Model || h.wdl.block_slots == opts.wdl_block)
-        && h.depth.is_some_and(|d| {
-            d.encoding == Encoding::DepthModel || d.block_slots == opts.depth_block
-        });
+        && h.depth
+            .is_some_and(|d| d.encoding.is_depth_model() || d.block_slots == opts.depth_block);
     // The fill's kind of don't-cares: results kept ([`Fill::keeps_results`]) or not.
     let fill = match opts.fill {
         Some(fill) => f.value_dont_cares() && f.exact_results() == fill.keeps_results(),
         None => !f.value_dont_cares(),
     };
-    depths && coding && depth_coding && blocks && fill
+    depths && coding && blocks && fill
 }
 
 /// One sector to repack.
@@ -525,6 +549,57 @@ impl Job<'_> {
             write_retabled(self.src, staging, self.opts.wdl_model)?;
             let copy = SubspaceFile::open(staging, &expect)?;
             copy.verify_checksums()?;
+            return Ok((None, copy.header().clone()));
+        }
+        if holds_repacked_but_depth(self.src, self.opts) {
+            // The WDL blocks stay; the depth section is coded again from the
+            // stored codes (each block decoded again by the writer), and the file
+            // written is read back on every slot.
+            let opts = WriteOptions {
+                wdl_encoding: Encoding::Model,
+                value_dont_cares: self.src.value_dont_cares(),
+                exact_results: self.src.exact_results(),
+                loss_depths: true,
+                depth_model: true,
+                depth_level: self.opts.depth_level,
+                depth_block: self.opts.depth_block,
+                compact_tables: self.opts.wdl_model,
+                ..WriteOptions::default()
+            };
+            let before = self.src.read_all_partial()?;
+            write_depth_recoded(self.src, &before, staging, &opts)?;
+            let copy = SubspaceFile::open(staging, &expect)?;
+            copy.verify_checksums()?;
+            // The WDL blocks are the source's (their checksums checked): the
+            // depth section is read through the new file's reader.
+            let trits = before
+                .par_iter()
+                .map(|&c| match c {
+                    0 => 0,
+                    c if c == WIN_BY_LOOKAHEAD || c % 2 == 0 => 1,
+                    _ => 2,
+                })
+                .collect();
+            let after = copy.read_all_partial_given(trits)?;
+            if let Some(slot) = (0..before.len()).find(|&i| before[i] != after[i]) {
+                let (own, opp) = self.idx.position(k, l, slot as u64);
+                let position = self.sector.position(own, opp);
+                let text = |c: u16| match c {
+                    WIN_BY_LOOKAHEAD => Value::Win(1),
+                    c => Value::from_code(c),
+                };
+                return Err(RepackError::Differs {
+                    path: self.src.path().to_path_buf(),
+                    slot: slot as u64,
+                    position: crate::rules::fen::format(
+                        self.idx.rules(),
+                        &position,
+                        Default::default(),
+                    ),
+                    expected: text(before[slot]),
+                    found: text(after[slot]),
+                });
+            }
             return Ok((None, copy.header().clone()));
         }
         // A small file's true values come through the probe's rule.

@@ -8,8 +8,8 @@ use crate::table::format::coder::{Model, load_prior_of};
 use crate::table::format::model::{Geometry, decode_block};
 use crate::table::format::pack::{count_entries, expand_depth, trits5};
 use crate::table::format::{
-    BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, DepthEntries, FormatError, Header, Section, block_checksum,
-    depth_model, model,
+    BLOCK_ENTRY_LEN, COMPACT_ENTRY_LEN, DepthEntries, Encoding, FormatError, Header, Section,
+    block_checksum, depth_model, model,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::borrow::Cow;
@@ -424,7 +424,9 @@ impl SectionReader {
         };
         let packed = if let Some((geometry, prior)) = self.model_prior(path, src)? {
             let bytes = self.compressed(path, src, self.entry(b))?;
-            depth_model::decode_block(geometry, b, trits, &bytes, &Model::from_prior(prior))
+            let model = Model::from_prior(prior);
+            let refined = self.info.encoding == Encoding::DepthRefined;
+            depth_model::decode_block(geometry, b, trits, &bytes, &model, refined)
                 .ok_or_else(mismatch)?
         } else {
             let stored = count_entries(entries, trits) as u64;

@@ -193,7 +193,9 @@ impl SubspaceFile {
         let depth = header
             .depth
             .map(|d| {
-                let model = (d.encoding == Encoding::DepthModel)
+                let model = d
+                    .encoding
+                    .is_depth_model()
                     .then(|| ModelCodec::new(path, &header, "depth"))
                     .transpose()?;
                 SectionReader::new(path, src, d, header.size, "depth", model, cached)
@@ -291,7 +293,8 @@ impl SubspaceFile {
     }
 
     /// Whether the depth section is decoded by the depth model: model-coded
-    /// ([`Encoding::DepthModel`]) and not zstd-coded behind an empty prior.
+    /// ([`Encoding::DepthModel`], [`Encoding::DepthRefined`]) and not zstd-coded
+    /// behind an empty prior.
     pub fn depth_model(&self) -> bool {
         matches!(
             self.depth.as_ref().and_then(|d| d.model.as_ref()),

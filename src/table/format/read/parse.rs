@@ -5,7 +5,8 @@ use crate::table::format::{
     Encoding, FLAG_COMPACT_TABLES, FLAG_DECISIVE_DEPTHS, FLAG_EXACT_RESULTS, FLAG_LOSS_DEPTHS,
     FLAG_VALUE_DONT_CARES, FLAG_WDL_DONT_CARES, FormatError, HEADER_CHECKED, HEADER_LEN, Header,
     KIND_DEPTH, KIND_WDL, KNOWN_FLAGS, MAGIC, RETIRED, SECTION_ENTRY_LEN, Section, SubspaceMeta,
-    VARIANT_LEN, VERSION, VERSION_FULL, VERSION_WDL_MODEL, open_regular, xxh64,
+    VARIANT_LEN, VERSION, VERSION_DEPTH_MODEL, VERSION_FULL, VERSION_WDL_MODEL, open_regular,
+    xxh64,
 };
 use byteorder::{ByteOrder, LittleEndian as LE};
 use std::io;
@@ -172,10 +173,18 @@ pub(crate) fn parse_header(
             wdl.encoding.name()
         )));
     }
-    // Version 6 is version 5 with a model-coded depth section, which holds the lost
-    // slots' distances only.
-    let depth_model = depth.is_some_and(|d| d.encoding == Encoding::DepthModel);
-    if depth_model != (version >= VERSION) || (depth_model && flags & FLAG_LOSS_DEPTHS == 0) {
+    // Versions 6 and 7 are version 5 with a model-coded depth section (without and
+    // with its refiner), which holds the lost slots' distances only.
+    let depth_version = match depth.map(|d| d.encoding) {
+        Some(Encoding::DepthModel) => Some(VERSION_DEPTH_MODEL),
+        Some(Encoding::DepthRefined) => Some(VERSION),
+        _ => None,
+    };
+    let consistent = match depth_version {
+        Some(v) => version == v && flags & FLAG_LOSS_DEPTHS != 0,
+        None => version < VERSION_DEPTH_MODEL,
+    };
+    if !consistent {
         let coding = depth.map_or("no", |d| d.encoding.name());
         return Err(corrupt(format!(
             "a version {version} file with {coding} depth section and flags {flags:#x}"

@@ -40,10 +40,20 @@ impl SubspaceFile {
     /// that in a file with loss-only depths ([`crate::table::format::FLAG_LOSS_DEPTHS`]) a won
     /// slot holds [`WIN_BY_LOOKAHEAD`], since its distance is not stored.
     pub fn read_all_partial(&self) -> Result<Vec<u16>, FormatError> {
+        self.read_all_partial_given(self.read_all_wdl()?)
+    }
+
+    /// [`SubspaceFile::read_all_partial`] given the trits of the WDL section,
+    /// `trits` (as [`SubspaceFile::read_all_wdl`] gives them, known from a file
+    /// of the same WDL blocks): only the depth section is read.
+    pub(crate) fn read_all_partial_given(&self, trits: Vec<u16>) -> Result<Vec<u16>, FormatError> {
         let depth = self.depth()?;
         let size = self.header.size;
         let entries = self.header.depth_entries();
-        let mut codes = self.read_all_wdl()?;
+        let mut codes = trits;
+        if codes.len() as u64 != size {
+            return Err(self.corrupt_slot("WDL", codes.len().min(size as usize) as u64));
+        }
         // Combine the trits with the half distances.
         codes
             .par_chunks_mut(depth.info.block_slots as usize)
