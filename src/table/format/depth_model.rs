@@ -516,34 +516,44 @@ mod tests {
         );
         assert_eq!(prior.len(), NODES);
         let model = Model::from_prior(&prior);
-        let mut bytes = 0;
-        let mut lost = 0;
-        // One thread's coding of every block, in reverse order: each block as if
-        // coded first.
-        let mut coding = DepthCoding::new(&g, &model);
-        assert!(g.blocks() > 1);
-        for b in (0..g.blocks()).rev() {
-            let r = g.block_range(b);
-            let r = r.start as usize..r.end as usize;
-            let t = &trits[r.clone()];
-            let h: Vec<u8> = r
-                .clone()
-                .filter(|&s| trits[s] == 2)
-                .map(|s| halves[s] as u8)
-                .collect();
-            let coded = encode_block(&g, b, t, &h, &model);
-            let p = &positions[r.clone()];
-            assert_eq!(
-                coding.encode_checked(&g, b, t, &h, p).as_ref(),
-                Some(&coded)
-            );
-            assert!(coding.model.nodes == model.nodes);
-            bytes += coded.len();
-            lost += h.len();
-            assert_eq!(decode_block(&g, b, t, &coded, &model), Some(h));
+        let mut sizes = Vec::new();
+        for refined in [false, true] {
+            let (mut bytes, mut lost) = (0, 0);
+            // One thread's coding of every block, in reverse order: each block as if
+            // coded first.
+            let mut coding = DepthCoding::new(&g, &model, refined);
+            assert!(g.blocks() > 1);
+            for b in (0..g.blocks()).rev() {
+                let r = g.block_range(b);
+                let r = r.start as usize..r.end as usize;
+                let t = &trits[r.clone()];
+                let h: Vec<u8> = r
+                    .clone()
+                    .filter(|&s| trits[s] == 2)
+                    .map(|s| halves[s] as u8)
+                    .collect();
+                let coded = encode_block(&g, b, t, &h, &model, refined);
+                let p = &positions[r.clone()];
+                assert_eq!(
+                    coding.encode_checked(&g, b, t, &h, p).as_ref(),
+                    Some(&coded)
+                );
+                assert!(coding.model.nodes == model.nodes);
+                bytes += coded.len();
+                lost += h.len();
+                assert_eq!(
+                    decode_block(&g, b, t, &coded, &model, refined),
+                    Some(h.clone())
+                );
+                // Read by the other coding, the bytes are other distances, or none.
+                assert_ne!(decode_block(&g, b, t, &coded, &model, !refined), Some(h));
+            }
+            // Skewed: far below a byte per entry.
+            assert!((bytes * 8) as f64 / (lost as f64) < 5.0, "{bytes} bytes");
+            sizes.push(bytes);
         }
-        // Skewed: far below a byte per entry.
-        assert!((bytes * 8) as f64 / (lost as f64) < 5.0, "{bytes} bytes");
+        // The refiner learns the skew the model's contexts leave.
+        assert!(sizes[1] < sizes[0], "{sizes:?}");
     }
 
     #[test]
@@ -552,7 +562,12 @@ mod tests {
         let g = Geometry::new(rules, 2, 3, [0, 0]);
         let trits = vec![1u8; g.block_range(0).count()];
         let model = Model::from_prior(&count_prior(&g, |_| 1, |_| 0, None));
-        let coded = encode_block(&g, 0, &trits, &[], &model);
-        assert_eq!(decode_block(&g, 0, &trits, &coded, &model), Some(vec![]));
+        for refined in [false, true] {
+            let coded = encode_block(&g, 0, &trits, &[], &model, refined);
+            assert_eq!(
+                decode_block(&g, 0, &trits, &coded, &model, refined),
+                Some(vec![])
+            );
+        }
     }
 }

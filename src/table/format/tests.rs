@@ -877,7 +877,7 @@ fn model_coded_files_read_back_every_slot() {
         let version = [VERSION_WDL_MODEL, VERSION][entries.2 as usize];
         assert_eq!((h.version, h.wdl.encoding), (version, Encoding::Model));
         let depth_encoding = h.depth.unwrap().encoding;
-        assert_eq!(depth_encoding == Encoding::DepthModel, entries.2);
+        assert_eq!(depth_encoding == Encoding::DepthRefined, entries.2);
         let f = SubspaceFile::open(&path, &Expect::any()).unwrap();
         f.verify_checksums().unwrap();
         // The models pay on positional codes, not on the small random sector.
@@ -1124,21 +1124,23 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
     assert!(f.depth_model());
     let err = f.read_all_partial().unwrap_err();
     assert!(matches!(err, FormatError::Checksum { .. }), "{err}");
-    // A version 3 header with a model-coded depth section is refused, and so is a
-    // version 4 header whose depth entries are not the losses'.
-    for (version, flags) in [
-        (VERSION_WDL_MODEL, h.flags),
-        (VERSION, FLAG_DECISIVE_DEPTHS),
+    // A version 5 header with a model-coded depth section is refused, and so is a
+    // version 7 header whose depth entries are not the losses', a version 6 header
+    // with the refined depth model (encoding 7) and a version 7 header with the
+    // depth model of version 6 (encoding 6).
+    for (version, flags, encoding) in [
+        (VERSION_WDL_MODEL, h.flags, 7),
+        (VERSION, FLAG_DECISIVE_DEPTHS, 7),
+        (VERSION_DEPTH_MODEL, h.flags, 7),
+        (VERSION, h.flags, 6),
     ] {
         let err = reopen_edited(&path, good.clone(), |b| {
             LE::write_u32(&mut b[8..], version);
             LE::write_u32(&mut b[202..], flags);
+            LE::write_u32(&mut b[152 + 4..], encoding);
         })
         .unwrap_err();
-        assert!(
-            err.to_string().contains("depth model depth section"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("depth model"), "{err}");
     }
     // A WDL-only copy is version 3: version 4 names the depth model.
     fs::write(&path, &good).unwrap();
@@ -1151,12 +1153,12 @@ fn model_coded_depths_refuse_damage_and_older_versions() {
 }
 
 /// The contexts both models compute are part of the format: a file written by one
-/// build must decode in every other. Known answers, from the first writer of
-/// format version 6 (stop 33; the depth model's from version 4, stop 30): a digest
-/// of every WDL context and jump context, of the WDL block's bytes coded from a
-/// flat prior (the refiner's integer arithmetic), and of the depth model's bytes
-/// over one block of sectors of the standard game with many stones, flying sides
-/// and stones in hand. A faster context computation must give these.
+/// build must decode in every other. Known answers, pinned by the first writer of
+/// each coding: a digest of every WDL context and jump context, of the WDL block's
+/// bytes coded from a flat prior (the refiner's integer arithmetic), and of the
+/// depth model's bytes without and with its refiner (encodings 6 and 7) over one
+/// block of sectors of the standard game with many stones, flying sides and stones
+/// in hand. A faster context computation must give these.
 #[test]
 fn model_contexts_are_those_of_the_format() {
     use super::{depth_model, model};
@@ -1209,18 +1211,50 @@ fn model_contexts_are_those_of_the_format() {
             .filter(|&&t| t == 2)
             .map(|_| r.below(40) as u8)
             .collect();
-        let prior = vec![0u16; depth_model::NODES];
-        let bytes =
-            depth_model::encode_block(&g, b, &truth, &halves, &model::Model::from_prior(&prior));
-        let depth = bytes.iter().fold(0u64, |h, &x| digest(h, x as u64));
-        found.push((k, l, wdl, depth));
+        let prior = model::Model::from_prior(&vec![0u16; depth_model::NODES]);
+        // Encoding 6 (version 6, still read) and encoding 7.
+        let [depth, refined] = [false, true].map(|refined| {
+            let bytes = depth_model::encode_block(&g, b, &truth, &halves, &prior, refined);
+            bytes.iter().fold(0u64, |h, &x| digest(h, x as u64))
+        });
+        found.push((k, l, wdl, depth, refined));
     }
     let expected = [
-        (7, 7, 3318865819836240256, 5524862996847061291),
-        (3, 9, 8994214628047913453, 3033197334050838621),
-        (9, 3, 3512581290654500600, 8459331596803282245),
-        (6, 8, 10402992402920523782, 11057008487034697207),
-        (4, 5, 4149474380502039213, 10829177791732854066),
+        (
+            7,
+            7,
+            3318865819836240256,
+            5524862996847061291,
+            3644784136156639175,
+        ),
+        (
+            3,
+            9,
+            8994214628047913453,
+            3033197334050838621,
+            12621391171950082150,
+        ),
+        (
+            9,
+            3,
+            3512581290654500600,
+            8459331596803282245,
+            17099761185308586861,
+        ),
+        (
+            6,
+            8,
+            10402992402920523782,
+            11057008487034697207,
+            341196196209385121,
+        ),
+        (
+            4,
+            5,
+            4149474380502039213,
+            10829177791732854066,
+            14443272768013276471,
+        ),
     ];
     assert_eq!(found, expected);
 }
