@@ -49,9 +49,9 @@ pub struct RepackArgs {
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     wdl_coding: String,
     /// How to code the depth section: `zstd` (what `millbase build` writes) or
-    /// `model` (an adaptive context model over the lost slots' distances, format
-    /// version 6; needs `--depths losses --wdl-coding model`; `docs/FORMAT.md`,
-    /// "Model-coded depths").
+    /// `model` (an adaptive context model over the lost slots' distances and its
+    /// refiner, format version 7; needs `--depths losses --wdl-coding model`;
+    /// `docs/FORMAT.md`, "Model-coded depths").
     #[arg(long, default_value = "zstd", value_parser = ["zstd", "model"])]
     depth_coding: String,
     /// A small form as a whole, every value and distance exact: `archive` (the

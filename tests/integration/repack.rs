@@ -979,8 +979,8 @@ fn model_coded_depths_answer_every_probe_as_the_original() {
         for &s in &sectors {
             let f = tb.sector_file(s).unwrap();
             let version = f.header().version;
-            let coded = f.header().depth.unwrap().encoding == Encoding::DepthModel;
-            assert_eq!(version == 6, coded, "{s}");
+            let coded = f.header().depth.unwrap().encoding == Encoding::DepthRefined;
+            assert_eq!(version == 7, coded, "{s}");
         }
         drop(tb);
         probes_equal(game4(), &out, &sectors, STEP_4, 13);

@@ -1,5 +1,6 @@
 //! Model coding of a depth section with loss-only entries
-//! ([`super::Encoding::DepthModel`], format version 6): each lost slot's half
+//! ([`super::Encoding::DepthRefined`], format version 7; without the refiner
+//! [`super::Encoding::DepthModel`], version 6, still read): each lost slot's half
 //! distance is coded with the adaptive binary coder of [`super::model`], in the
 //! blocks of whole classes the WDL model uses, given the block's results (which the
 //! reader has from the WDL section).
@@ -18,7 +19,10 @@
 //! binary decisions (a tree of 16 leaves) when `z < 15`; otherwise as the escape
 //! `15` and `h` itself in eight decisions, in a context of the closable mills only.
 //! Every block starts from the file's prior (block 0 of the section), as in the WDL
-//! model.
+//! model. In encoding 7 each probability then goes through a refiner (as the WDL
+//! model's), whose rows are the side to move's mobility and closable mills times
+//! the node of the trees, and the bit is coded with half the model's probability
+//! and half the refiner's.
 
 use super::coder::{Decoder, Encoder, Model, prior_of_counts};
 use super::model::{Class, Geometry, OWN_CONTEXTS, Refined, Refiner, opp_closable_of, own_of};

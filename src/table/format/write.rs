@@ -523,7 +523,8 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
         compact,
     );
     let head = &mut file[..HEADER_LEN];
-    // The lowest version that describes the copy: version 6 names the depth model.
+    // The lowest version that describes the copy: versions 6 and 7 name the depth
+    // model.
     let version = if model {
         VERSION_WDL_MODEL
     } else {

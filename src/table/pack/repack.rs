@@ -128,8 +128,8 @@ pub struct RepackOptions {
     /// Model-code the WDL section ([`crate::table::format::Encoding::Model`], format
     /// version 5) instead of zstd over packed trits.
     pub wdl_model: bool,
-    /// Model-code the depth section ([`crate::table::format::Encoding::DepthModel`],
-    /// format version 6); only with `loss_depths` and `wdl_model`.
+    /// Model-code the depth section ([`crate::table::format::Encoding::DepthRefined`],
+    /// format version 7); only with `loss_depths` and `wdl_model`.
     pub depth_model: bool,
     /// Slots per block of a zstd-compressed WDL section (a model-coded one holds
     /// whole classes): a cold probe decompresses one block.
@@ -166,8 +166,8 @@ impl Default for RepackOptions {
 
 impl RepackOptions {
     /// The smallest full files, every value and distance exact: the model's
-    /// don't-cares, loss-only depths, both sections model-coded (format version 6,
-    /// flags 15). What `millbase build --form small` leaves.
+    /// don't-cares, loss-only depths, both sections model-coded (format version 7,
+    /// flags 47: compact block tables). What `millbase build --form small` leaves.
     pub fn smallest() -> RepackOptions {
         RepackOptions {
             fill: Some(Fill::Model),
