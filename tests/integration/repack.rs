@@ -1225,6 +1225,58 @@ fn the_serving_profile_answers_every_probe_as_the_original() {
     }
 }
 
+/// A directory of the archive profile as format version 6 wrote it (the depth
+/// model without its refiner, 24-byte block tables: `tests/fixtures/standard-4-v6`)
+/// answers every probe as the build's files, and `repack --profile archive` turns
+/// it into version 7, byte for byte the files the repack makes from the build's
+/// files (its WDL blocks kept, its depth sections coded again).
+#[test]
+fn a_version_6_archive_reads_and_repacks_into_version_7() {
+    let scratch = Scratch::new("repack-a-version-6-archive");
+    let old = scratch.join("v6");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/standard-4-v6"),
+        &old,
+    );
+    let sectors = all_sectors(game4());
+    for &s in &sectors {
+        let f = SubspaceFile::open(&old.join(s.file_name()), &Expect::any()).unwrap();
+        assert_eq!((f.header().version, f.header().flags), (6, 15), "{s}");
+    }
+    let fresh = Tablebase::open(game4()).unwrap();
+    let stored = Tablebase::open(&old).unwrap();
+    let idx = fresh.index();
+    for &s in &sectors {
+        let (k, l) = s.counts();
+        for slot in (0..idx.size(k, l)).step_by(STEP_4 as usize) {
+            let (own, opp) = idx.position(k, l, slot);
+            let pos = s.position(own, opp);
+            assert_eq!(
+                stored.probe(&pos).unwrap(),
+                fresh.probe(&pos).unwrap(),
+                "{s} {slot}"
+            );
+        }
+    }
+    let idx = Index::for_rules(rules(4));
+    let (converted, repacked) = (scratch.join("v7"), scratch.join("fresh"));
+    for (src, out) in [(old.as_path(), &converted), (game4(), &repacked)] {
+        let opts = RepackOptions {
+            out: Some(out.clone()),
+            ..RepackOptions::smallest()
+        };
+        let reports = repack(src, idx, &opts, |_| {}).unwrap();
+        assert!(reports.iter().all(|r| !r.kept));
+    }
+    for s in sectors {
+        let name = s.file_name();
+        let read = |d: &Path| std::fs::read(d.join(&name)).unwrap();
+        assert!(read(&converted) == read(&repacked), "{s}");
+        let f = SubspaceFile::open(&converted.join(&name), &Expect::any()).unwrap();
+        assert_eq!((f.header().version, f.header().flags), (7, 47), "{s}");
+    }
+}
+
 /// Every file of `dir` is in the smallest form (`build --form small`) and no
 /// staging file is left.
 fn all_smallest(dir: &Path) {
