@@ -372,7 +372,7 @@ fn repack_to(
 
 /// Whether `f` is a file that a repack with `opts` would keep as it is (see
 /// [`repack_file`]): its values and blocks as the repack writes them
-/// ([`holds_repacked`]), in the block tables it writes (compact where the WDL
+/// (`holds_repacked`), in the block tables it writes (compact where the WDL
 /// section is model-coded, [`crate::table::format::FLAG_COMPACT_TABLES`]).
 pub fn is_repacked(f: &SubspaceFile, opts: &RepackOptions) -> bool {
     holds_repacked(f, opts) && f.header().compact_tables() == opts.wdl_model
