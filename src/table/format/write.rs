@@ -507,22 +507,10 @@ fn encode_subspace(
 /// Returns the new file's header.
 pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, FormatError> {
     let h = src.header();
-    let blocks = src
+    let wdl = src
         .blocks_checked(false)?
         .expect("every file has a WDL section");
     let model = h.wdl.encoding == Encoding::Model;
-    let compact = model && fits_compact(&blocks);
-    let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
-    let wdl = &h.wdl;
-    let wdl = append_section(
-        &mut file,
-        KIND_WDL,
-        wdl.encoding,
-        wdl.block_slots,
-        &blocks,
-        compact,
-    );
-    let head = &mut file[..HEADER_LEN];
     // The lowest version that describes the copy: versions 6 and 7 name the depth
     // model.
     let version = if model {
@@ -530,15 +518,12 @@ pub fn write_wdl_only_copy(src: &SubspaceFile, path: &Path) -> Result<Header, Fo
     } else {
         VERSION_FLAGS
     };
-    LE::write_u32(&mut head[8..], version);
-    LE::write_u16(&mut head[102..], 1);
-    write_section_entry(&mut head[104..152], &wdl);
-    head[152..200].fill(0);
-    let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
-    LE::write_u32(&mut head[202..], h.flags & FLAG_WDL_DONT_CARES | tables);
-    let checksum = xxh64(&head[..HEADER_CHECKED]);
-    LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
-    write_encoded(path, &file)
+    let rewrite = Rewrite {
+        version,
+        flags: h.flags & FLAG_WDL_DONT_CARES,
+        compact: model,
+    };
+    write_rewritten(src, path, &wdl, None, rewrite)
 }
 
 /// Writes `src` again to `path` (atomically, as [`write_subspace_with`]) with
@@ -554,42 +539,63 @@ pub fn write_retabled(
     compact: bool,
 ) -> Result<Header, FormatError> {
     let h = src.header();
-    let wdl_blocks = src
+    let wdl = src
         .blocks_checked(false)?
         .expect("every file has a WDL section");
-    let depth_blocks = src.blocks_checked(true)?;
-    let compact = compact
-        && h.version >= VERSION_FLAGS
-        && fits_compact(&wdl_blocks)
-        && depth_blocks.as_deref().is_none_or(fits_compact);
+    let depth = src.blocks_checked(true)?;
+    let depth = h
+        .depth
+        .zip(depth.as_deref())
+        .map(|(d, b)| (d.encoding, d.block_slots, b));
+    let rewrite = Rewrite {
+        version: h.version,
+        flags: h.flags & !FLAG_COMPACT_TABLES,
+        // A version 1 file has no flags to say so.
+        compact: compact && h.version >= VERSION_FLAGS,
+    };
+    write_rewritten(src, path, &wdl, depth, rewrite)
+}
+
+/// What [`write_rewritten`] writes into the header of a file it writes again.
+struct Rewrite {
+    version: u32,
+    /// The flags but [`FLAG_COMPACT_TABLES`] (ignored in version 1).
+    flags: u32,
+    /// Compact block tables, where the blocks fit ([`fits_compact`]).
+    compact: bool,
+}
+
+/// Writes to `path` (atomically, as [`write_subspace_with`]) the file of `src`'s
+/// header data with the WDL blocks `wdl` (in `src`'s WDL encoding and block size)
+/// and the depth section `depth` (encoding, slots per block, blocks; none: a
+/// WDL-only file), as `rewrite` says. Returns the new file's header.
+fn write_rewritten(
+    src: &SubspaceFile,
+    path: &Path,
+    wdl: &[Vec<u8>],
+    depth: Option<(Encoding, u32, &[Vec<u8>])>,
+    rewrite: Rewrite,
+) -> Result<Header, FormatError> {
+    let h = src.header();
+    let compact =
+        rewrite.compact && fits_compact(wdl) && depth.is_none_or(|(_, _, b)| fits_compact(b));
     let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
-    let wdl = &h.wdl;
-    let wdl = append_section(
-        &mut file,
-        KIND_WDL,
-        wdl.encoding,
-        wdl.block_slots,
-        &wdl_blocks,
-        compact,
-    );
-    let depth = h.depth.zip(depth_blocks).map(|(d, blocks)| {
-        append_section(
-            &mut file,
-            KIND_DEPTH,
-            d.encoding,
-            d.block_slots,
-            &blocks,
-            compact,
-        )
+    let (encoding, per) = (h.wdl.encoding, h.wdl.block_slots);
+    let wdl = append_section(&mut file, KIND_WDL, encoding, per, wdl, compact);
+    let depth = depth.map(|(encoding, per, blocks)| {
+        append_section(&mut file, KIND_DEPTH, encoding, per, blocks, compact)
     });
     let head = &mut file[..HEADER_LEN];
+    LE::write_u32(&mut head[8..], rewrite.version);
+    LE::write_u16(&mut head[102..], 1 + depth.is_some() as u16);
     write_section_entry(&mut head[104..152], &wdl);
-    if let Some(depth) = &depth {
-        write_section_entry(&mut head[152..200], depth);
+    match &depth {
+        Some(depth) => write_section_entry(&mut head[152..200], depth),
+        None => head[152..200].fill(0),
     }
-    if h.version >= VERSION_FLAGS {
+    if rewrite.version >= VERSION_FLAGS {
         let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
-        LE::write_u32(&mut head[202..], h.flags & !FLAG_COMPACT_TABLES | tables);
+        LE::write_u32(&mut head[202..], rewrite.flags | tables);
     }
     let checksum = xxh64(&head[..HEADER_CHECKED]);
     LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
@@ -688,31 +694,17 @@ pub fn write_depth_recoded(
     let section = (DepthEntries::Losses, depth_encoding_for(h.max_distance));
     let (encoding, per, depth_blocks) =
         depth_section(path, &h.meta, &codes, opts, section, (true, true), None)?;
-    let compact = opts.compact_tables && fits_compact(&wdl_blocks) && fits_compact(&depth_blocks);
-    let mut file = src.header_bytes()[..HEADER_LEN].to_vec();
-    let wdl = &h.wdl;
-    let wdl = append_section(
-        &mut file,
-        KIND_WDL,
-        wdl.encoding,
-        wdl.block_slots,
-        &wdl_blocks,
-        compact,
-    );
-    let depth = append_section(&mut file, KIND_DEPTH, encoding, per, &depth_blocks, compact);
-    let head = &mut file[..HEADER_LEN];
     let version = match encoding {
         Encoding::DepthRefined => VERSION,
         _ => VERSION_WDL_MODEL,
     };
-    LE::write_u32(&mut head[8..], version);
-    write_section_entry(&mut head[104..152], &wdl);
-    write_section_entry(&mut head[152..200], &depth);
-    let tables = if compact { FLAG_COMPACT_TABLES } else { 0 };
-    LE::write_u32(&mut head[202..], h.flags & !FLAG_COMPACT_TABLES | tables);
-    let checksum = xxh64(&head[..HEADER_CHECKED]);
-    LE::write_u64(&mut head[HEADER_CHECKED..], checksum);
-    write_encoded(path, &file)
+    let rewrite = Rewrite {
+        version,
+        flags: h.flags & !FLAG_COMPACT_TABLES,
+        compact: opts.compact_tables,
+    };
+    let depth = Some((encoding, per, depth_blocks.as_slice()));
+    write_rewritten(src, path, &wdl_blocks, depth, rewrite)
 }
 
 /// The geometry of the model coders for `meta`'s sector, whose rules this program
