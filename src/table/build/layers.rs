@@ -32,6 +32,11 @@ pub(crate) const UNDECIDED: u16 = 0x8000;
 /// The cell of a duplicate slot while building (not a real value).
 pub(crate) const DUPLICATE: u16 = u16::MAX;
 
+/// In an undecided cell of a side that keeps exit marks ([`ExitMarks`]): an exit
+/// draws, so it reaches the value if the cell ends a draw. (Counters stay far
+/// below it: a drawn exit keeps one that no successor brings down.)
+pub(crate) const DRAWN_EXIT: u16 = 0x4000;
+
 /// Slots scanned per rayon task.
 pub(crate) const CHUNK: usize = 1 << 14;
 
@@ -54,21 +59,65 @@ pub(crate) struct Cells<'a> {
     pub values: &'a [AtomicU16],
     /// The blocks of `values` that got a decided value of each distance.
     pub frontier: Frontier,
+    /// Where the game keeps them ([`solve_resumable`]), the slots whose current
+    /// value an exit reaches ([`ExitMarks`]).
+    pub exits: Option<ExitMarks>,
+}
+
+/// One bit a slot: whether a ply out of the pair (an exit) reaches the cell's
+/// decided value, that is, whether an exit is among its best plies. The
+/// initialisation marks the values it decides through exits; the layers unmark
+/// an exit's win that a faster quiet win replaces, and mark a loss as long as
+/// the longest exit's; [`finish`] marks the draws with a drawn exit
+/// ([`DRAWN_EXIT`]). Kept where every exit is a capture (the moving phase), it
+/// is the set of slots a capture reaches that a recode needs
+/// ([`crate::table::pack::dontcare::FreeSlots`]). The undecided cells, most of
+/// those the layers write, carry no mark, so their updates touch no more memory.
+pub(crate) struct ExitMarks {
+    words: Vec<AtomicU64>,
+}
+
+impl ExitMarks {
+    /// No slot of `n` marked.
+    fn new(n: usize) -> ExitMarks {
+        ExitMarks {
+            words: (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Marks `slot` (`on`) or unmarks it.
+    #[inline]
+    fn set(&self, slot: usize, on: bool) {
+        let (word, bit) = (&self.words[slot / 64], 1u64 << (slot % 64));
+        if on {
+            word.fetch_or(bit, Relaxed);
+        } else {
+            word.fetch_and(!bit, Relaxed);
+        }
+    }
+
+    /// The marks as words, slot `64 w + b` bit `b` of word `w`.
+    pub fn into_words(self) -> Vec<u64> {
+        self.words.into_iter().map(AtomicU64::into_inner).collect()
+    }
 }
 
 impl<'a> Cells<'a> {
-    /// The cells `v`, seen as atomics for the solve, with an empty frontier.
-    pub fn new(v: &'a mut [u16]) -> Cells<'a> {
+    /// The cells `v`, seen as atomics for the solve, with an empty frontier, and
+    /// exit marks if `exits`.
+    pub fn new(v: &'a mut [u16], exits: bool) -> Cells<'a> {
         Cells {
             frontier: Frontier::new(v.len()),
+            exits: exits.then(|| ExitMarks::new(v.len())),
             values: atomic16(v),
         }
     }
 
     /// The cells `v` as a checkpoint left them between two layers, with the
-    /// frontier of every decided value in them.
+    /// frontier of every decided value in them (and no exit marks: a checkpoint
+    /// does not keep them).
     pub fn restored(v: &'a mut [u16]) -> Cells<'a> {
-        let cells = Cells::new(v);
+        let cells = Cells::new(v, false);
         cells
             .values
             .par_chunks(BLOCK)
@@ -101,6 +150,15 @@ impl<'a> Cells<'a> {
         self.values[slot].store(code, Relaxed);
         self.frontier.mark(code - 1, slot);
     }
+
+    /// Records whether an exit reaches the decided value of `slot`, where exit
+    /// marks are kept.
+    #[inline]
+    pub fn exit_reaches(&self, slot: usize, reaches: bool) {
+        if let Some(marks) = &self.exits {
+            marks.set(slot, reaches);
+        }
+    }
 }
 
 /// Views a `u16` slice as atomics (same size and alignment; exclusive borrow).
@@ -130,20 +188,22 @@ pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
 /// Solves a pair whose sides' cells are `codes` (zeroed, one vector per side):
 /// restored from `checkpoint`'s file if it has a valid one, else each side `i`
 /// initialised by `init(i, cells)`; then the layers ([`solve`]), saving
-/// checkpoints between them. Returns each side's summary.
+/// checkpoints between them. Returns each side's summary, and with `exits` (a
+/// game whose exits are all captures) the slots whose value an exit reaches
+/// ([`ExitMarks`]), unless the solve resumed from a checkpoint.
 pub(crate) fn solve_resumable(
     codes: &mut [Vec<u16>],
-    init: impl Fn(usize, &Cells),
+    (init, exits): (impl Fn(usize, &Cells), bool),
     game: &impl Unmoves,
     progress: Progress,
     checkpoint: Option<&Checkpoint>,
-) -> Vec<Summary> {
+) -> Vec<(Summary, Option<Vec<u64>>)> {
     let first = checkpoint.and_then(|c| c.restore(codes));
     let cells: Vec<Cells> = codes
         .iter_mut()
         .map(|c| match first {
             Some(_) => Cells::restored(c),
-            None => Cells::new(c),
+            None => Cells::new(c, exits),
         })
         .collect();
     if first.is_none() {
@@ -151,7 +211,12 @@ pub(crate) fn solve_resumable(
             init(i, c);
         }
     }
-    solve(&cells, game, progress, first.unwrap_or(0), checkpoint)
+    let summaries = solve(&cells, game, progress, first.unwrap_or(0), checkpoint);
+    summaries
+        .into_iter()
+        .zip(cells)
+        .map(|(summary, c)| (summary, c.exits.map(ExitMarks::into_words)))
+        .collect()
 }
 
 /// Runs the layers over the initialised `sides`, from layer `first`, until no
@@ -308,6 +373,11 @@ fn update(game: &impl Unmoves, s: &Cells, o: usize, q: usize, t: u16) -> u16 {
             }
             match cell.compare_exchange_weak(cur, win, Relaxed, Relaxed) {
                 Ok(_) => {
+                    if slower_win {
+                        // Only an exit wins before the layers: a quiet ply
+                        // wins faster.
+                        s.exit_reaches(q, false);
+                    }
                     s.frontier.mark(t + 1, q);
                     return t + 1;
                 }
@@ -322,18 +392,24 @@ fn update(game: &impl Unmoves, s: &Cells, o: usize, q: usize, t: u16) -> u16 {
         let longest = game.longest_exit_loss(o, q as u64);
         let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
         s.decide(q, Value::Loss(depth).code());
+        if depth == longest.map_or(0, |m| m + 1) {
+            s.exit_reaches(q, true);
+        }
         depth
     }
 }
 
-/// Undecided cells of side `i` become draws, duplicates take their canonical
-/// twin's code; returns the counts and extremes.
+/// Undecided cells of side `i` become draws (marked where an exit draws),
+/// duplicates take their canonical twin's code; returns the counts and extremes.
 fn finish(game: &impl Unmoves, sides: &[Cells], i: usize) -> Summary {
     let cells = sides[i].values;
-    cells.par_iter().for_each(|v| {
+    cells.par_iter().enumerate().for_each(|(slot, v)| {
         let c = v.load(Relaxed);
         if c & UNDECIDED != 0 && c != DUPLICATE {
             v.store(Value::Draw.code(), Relaxed);
+            if c & DRAWN_EXIT != 0 {
+                sides[i].exit_reaches(slot, true);
+            }
         }
     });
     let summary = cells

@@ -480,7 +480,7 @@ pub fn build_with(
             Some((r, plan))
         }
     };
-    // The slots a capture reaches in the placement sectors solved, as their
+    // The slots a capture reaches in the subspaces and sectors solved, as their
     // solve finds them, until the recoder takes them with their files.
     let found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>> = Mutex::default();
     // The recodes finished since the last report, as steps of the plan.
@@ -522,9 +522,14 @@ pub fn build_with(
         for &(a, b) in &subspaces(pair) {
             check_replaceable(&opts.db.join(file_name(a, b)))?;
         }
-        let report = pool.install(|| build_pair(idx, opts, pair, step, observer, &manifest))?;
+        let (report, reached) =
+            pool.install(|| build_pair(idx, opts, pair, step, observer, &manifest))?;
         observer.done(step);
         reports.push(report);
+        if recoder.is_some() {
+            let mut found = found.lock().expect("found slots");
+            found.extend(reached.into_iter().map(|(s, r)| (s, Arc::new(r))));
+        }
         release(&recoder, Some(i));
         if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
             return Err(e.into());
@@ -890,6 +895,7 @@ fn build_sector(
         l: sector.l as u32,
         codes,
         summary,
+        reached: None,
     };
     let (k, l) = sector.counts();
     let mut report = PairReport::skipped((k, l), solved.codes.len() as u64);
@@ -978,6 +984,7 @@ fn build_moving_placement_pair(
             l: s.l as u32,
             codes,
             summary,
+            reached: None,
         };
         let meta = SubspaceMeta {
             hands: [s.hk, s.hl],
@@ -1077,7 +1084,7 @@ fn build_pair(
     step: &Step,
     observer: &dyn Observer,
     manifest: &Mutex<Manifest>,
-) -> Result<PairReport, BuildError> {
+) -> Result<(PairReport, Vec<(Sector, FreeSlots)>), BuildError> {
     let start = Instant::now();
     let db = opts.db.as_path();
     let (k, l) = pair;
@@ -1153,7 +1160,11 @@ fn build_pair(
     if let Some(c) = &checkpoint {
         c.remove();
     }
-    Ok(finish(report, start))
+    let reached = solved
+        .into_iter()
+        .filter_map(|s| Some((Sector::moving(s.k as u8, s.l as u8), s.reached?)))
+        .collect();
+    Ok((finish(report, start), reached))
 }
 
 fn meta(idx: &Index, s: &Solved) -> SubspaceMeta {

@@ -479,18 +479,14 @@ pub(crate) fn solve_pair(
         sides: &sides,
         targets: sides.iter().map(|&side| Targets::of(side, exits)).collect(),
     };
-    let summaries = layers::solve_resumable(
-        &mut codes,
-        |i, cells| initialise(idx, sides[i], cells, exits, progress),
-        &pair,
-        progress,
-        checkpoint,
-    );
+    // Placements are exits too, so exit marks are not the captures' (not kept).
+    let init = |i: usize, cells: &Cells| initialise(idx, sides[i], cells, exits, progress);
+    let summaries = layers::solve_resumable(&mut codes, (init, false), &pair, progress, checkpoint);
     sides
         .into_iter()
         .zip(codes)
         .zip(summaries)
-        .map(|((side, codes), summary)| (side, codes, summary))
+        .map(|((side, codes), (summary, _))| (side, codes, summary))
         .collect()
 }
 

@@ -33,17 +33,19 @@ use crate::rules::value::Value;
 use crate::rules::{Bits, Rules};
 use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
-    self, Cells, DUPLICATE, MOST_MOVES, Slots, Unmoves, distinct, most_quiet_moves,
+    self, Cells, DRAWN_EXIT, DUPLICATE, MOST_MOVES, Slots, UNDECIDED, Unmoves, distinct,
+    most_quiet_moves,
 };
 use crate::table::build::summary::Summary;
 use crate::table::index::{Canon, Index, first_subset, next_subset, pdep};
+use crate::table::pack::dontcare::FreeSlots;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 pub use crate::table::build::layers::Progress;
 
 /// A solved subspace: the code of every slot (duplicates carry their canonical
-/// twin's code) and its summary.
+/// twin's code), its summary, and the slots a capture reaches.
 pub struct Solved {
     /// Stones of the side to move.
     pub k: u32,
@@ -53,6 +55,9 @@ pub struct Solved {
     pub codes: Vec<u16>,
     /// Counts and extremes.
     pub summary: Summary,
+    /// The canonical slots whose value a capturing ply reaches (a capture is
+    /// among the best plies), unless the solve resumed from a checkpoint.
+    pub reached: Option<FreeSlots>,
 }
 
 /// One subspace of the pair while it is being solved (its cells are apart, in a
@@ -243,6 +248,20 @@ impl Solver<'_> {
         layers::initial_cell(stuck, c.win, c.loss, scan.quiet, c.nonwin)
     }
 
+    /// [`Solver::judge`], where exit marks are kept: whether a capture reaches
+    /// the value decided (a win through a capture, or a loss whose every move
+    /// is a capture), and an undecided cell with a drawing capture flagged
+    /// [`DRAWN_EXIT`] (a draw in the end, unless a quiet ply wins).
+    fn judge_marking(scan: &Scan, c: &Captures, stuck: Value) -> (u16, bool) {
+        let cell = Self::judge(scan, c, stuck);
+        if cell & UNDECIDED != 0 {
+            let drawn = scan.any_move && c.nonwin;
+            (cell | if drawn { DRAWN_EXIT } else { 0 }, false)
+        } else {
+            (cell, scan.any_move)
+        }
+    }
+
     /// Longest opponent win through a capture from `(own, opp)`, if any.
     fn longest_capture_loss(&self, s: &Side, own: Bits, opp: Bits) -> Option<u16> {
         let mut captures = Vec::new();
@@ -306,8 +325,16 @@ impl Solver<'_> {
                 }
                 for &(slot, ref scan, empty) in &batch {
                     let stuck = Value::stuck(self.rules, empty);
-                    let cell = Self::judge(scan, &Captures::of(scan, &captures, s.lower), stuck);
-                    cells.init(slot, cell);
+                    let c = Captures::of(scan, &captures, s.lower);
+                    if cells.exits.is_some() {
+                        let (cell, reaches) = Self::judge_marking(scan, &c, stuck);
+                        cells.init(slot, cell);
+                        if reaches {
+                            cells.exit_reaches(slot, true);
+                        }
+                    } else {
+                        cells.init(slot, Self::judge(scan, &c, stuck));
+                    }
                 }
             }
             let d = done.fetch_add(1, Relaxed);
@@ -406,22 +433,20 @@ pub(crate) fn solve_pair_resumable<'a>(
         solver: &solver,
         sides: &sides,
     };
-    let summaries = layers::solve_resumable(
-        &mut codes,
-        |i, cells| solver.initialise(&sides[i], cells, progress),
-        &pair,
-        progress,
-        checkpoint,
-    );
+    // Every exit of the moving phase is a capture: the exit marks are the slots
+    // a capture reaches.
+    let init = |i: usize, cells: &Cells| solver.initialise(&sides[i], cells, progress);
+    let summaries = layers::solve_resumable(&mut codes, (init, true), &pair, progress, checkpoint);
     sides
         .iter()
         .zip(codes)
         .zip(summaries)
-        .map(|((s, codes), summary)| Solved {
+        .map(|((s, codes), (summary, reached))| Solved {
             k: s.k,
             l: s.l,
             codes,
             summary,
+            reached: reached.map(FreeSlots::from_words),
         })
         .collect()
 }
@@ -448,6 +473,83 @@ mod tests {
                 Some(solved[0].summary.classes)
             );
         }
+    }
+
+    /// The slots a capture reaches, as the solve marks them, are those found from
+    /// the children's codes by generating every ply
+    /// ([`crate::table::pack::dontcare::capture_free_slots`], itself checked
+    /// against the probes in the integration tests), on every canonical slot but
+    /// the lost-in-0 ones of every moving pair of whole reduced games: flying and
+    /// not, a drawn and a lost full board, and the small board; and the codes are
+    /// the build's.
+    #[test]
+    fn the_solve_marks_the_slots_a_capture_reaches() {
+        use crate::table::build::{BuildOptions, BuildPhase, Selection, build};
+        use crate::table::pack::dontcare::{Fill, capture_free_slots};
+        use crate::table::sector::Sector;
+        let dir = std::env::temp_dir().join(format!("mb-marks-{}", std::process::id()));
+        for name in [
+            "standard-4",
+            "no-flying-4",
+            "twelve-4",
+            "morabaraba-4",
+            "six-4",
+        ] {
+            let rules = Rules::by_name(name).unwrap();
+            let idx = Index::for_rules(rules);
+            let db = dir.join(name);
+            let opts = BuildOptions::quiet(db.clone(), Selection::All, BuildPhase::Moving);
+            build(rules, &opts).unwrap();
+            let codes = |k: u32, l: u32| {
+                let s = Sector::moving(k as u8, l as u8);
+                crate::table::dir::open_sector(&db, idx, s)
+                    .unwrap()
+                    .read_all()
+                    .unwrap()
+            };
+            let n = rules.stones as u32;
+            let mut reached_slots = 0;
+            for k in 3..=n {
+                for l in k..=n {
+                    let lowers: Vec<((u32, u32), Vec<u16>)> = [(l - 1, k), (k - 1, l)]
+                        .into_iter()
+                        .filter(|&(a, _)| a >= 3)
+                        .map(|(a, b)| ((a, b), codes(a, b)))
+                        .collect();
+                    let lower = |a, b| {
+                        lowers
+                            .iter()
+                            .find(|(d, _)| *d == (a, b))
+                            .map(|(_, c)| c.as_slice())
+                    };
+                    for solved in solve_pair(idx, k, l, lower, &|_, _| {}) {
+                        let (a, b) = (solved.k, solved.l);
+                        let truth = codes(a, b);
+                        assert!(solved.codes == truth, "{name} {a}-{b}: codes differ");
+                        let reached = solved.reached.expect("a solve from the start marks");
+                        let child = |c: Sector| lower(c.k as u32, c.l as u32);
+                        let sector = Sector::moving(a as u8, b as u8);
+                        let generated = capture_free_slots(idx, sector, &truth, Fill::Loss0, child);
+                        for (slot, &code) in truth.iter().enumerate() {
+                            let slot = slot as u64;
+                            let (own, opp) = idx.position(a, b, slot);
+                            if idx.index(own, opp) != slot || code == Value::Loss(0).code() {
+                                continue;
+                            }
+                            assert_eq!(
+                                reached.contains(slot),
+                                generated.contains(slot),
+                                "{name} {a}-{b} slot {slot} {:?}",
+                                Value::from_code(code)
+                            );
+                            reached_slots += reached.contains(slot) as u64;
+                        }
+                    }
+                }
+            }
+            assert!(reached_slots > 1000, "{name}: {reached_slots}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
