@@ -193,7 +193,8 @@ pub type Progress<'a> = &'a (dyn Fn(&str, f64) + Sync);
 /// ([`ExitMarks`]), unless the solve resumed from a checkpoint.
 pub(crate) fn solve_resumable(
     codes: &mut [Vec<u16>],
-    (init, exits): (impl Fn(usize, &Cells), bool),
+    init: impl Fn(usize, &Cells),
+    exits: bool,
     game: &impl Unmoves,
     progress: Progress,
     checkpoint: Option<&Checkpoint>,

@@ -479,9 +479,16 @@ pub(crate) fn solve_pair(
         sides: &sides,
         targets: sides.iter().map(|&side| Targets::of(side, exits)).collect(),
     };
-    // Placements are exits too, so exit marks are not the captures' (not kept).
-    let init = |i: usize, cells: &Cells| initialise(idx, sides[i], cells, exits, progress);
-    let summaries = layers::solve_resumable(&mut codes, (init, false), &pair, progress, checkpoint);
+    // Placements are exits too, so exit marks would not be the captures' (none
+    // kept).
+    let summaries = layers::solve_resumable(
+        &mut codes,
+        |i, cells| initialise(idx, sides[i], cells, exits, progress),
+        false,
+        &pair,
+        progress,
+        checkpoint,
+    );
     sides
         .into_iter()
         .zip(codes)

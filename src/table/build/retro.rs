@@ -435,8 +435,14 @@ pub(crate) fn solve_pair_resumable<'a>(
     };
     // Every exit of the moving phase is a capture: the exit marks are the slots
     // a capture reaches.
-    let init = |i: usize, cells: &Cells| solver.initialise(&sides[i], cells, progress);
-    let summaries = layers::solve_resumable(&mut codes, (init, true), &pair, progress, checkpoint);
+    let summaries = layers::solve_resumable(
+        &mut codes,
+        |i, cells| solver.initialise(&sides[i], cells, progress),
+        true,
+        &pair,
+        progress,
+        checkpoint,
+    );
     sides
         .iter()
         .zip(codes)
