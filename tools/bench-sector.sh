@@ -4,15 +4,16 @@
 #
 #   tools/bench-sector.sh DB SECTOR [THREADS]
 #
-# DB is a finished database directory as `millbase build` writes it. A new
+# DB is a finished database directory as `millbase build --form fast` writes it. A new
 # directory beside DB gets hard links to every file of DB but the sector's own, so
 # the sector's children are there and the sectors it leads into count as built
 # (the build checks their headers and checksums and skips them); `millbase build
-# --only SECTOR`, under DB's rules, then builds the sector alone, and the directory
+# --only SECTOR --form fast`, under DB's rules, then builds the sector alone (the
+# solve, no recode), and the directory
 # is removed. Prints the build's table, the wall, user
 # and system time and the peak memory (with GNU time, else the shell's time), and
 # whether each new file equals DB's byte for byte (it does when DB was written by
-# `millbase build` of the same format version: the build is deterministic).
+# `millbase build --form fast` of the same format version: the build is deterministic).
 #
 # THREADS defaults to all cores. The binary is $MILLBASE (default
 # target/release/millbase, built if missing).
@@ -45,7 +46,7 @@ for path in "$abs"/*.mdb; do
 done
 for f in "${files[@]}"; do rm -f "$dir/$f"; done
 
-cmd=("$bin" build --db "$dir" --rules "$rules" --phase "$phase" --only "$sector" --threads "$threads" --quiet)
+cmd=("$bin" build --db "$dir" --rules "$rules" --phase "$phase" --only "$sector" --form fast --threads "$threads" --quiet)
 echo "${cmd[*]}   ($threads threads, $(nproc) cores)"
 if [ -x /usr/bin/time ]; then
     /usr/bin/time -f '%e s wall, %U s user, %S s system, peak %M KiB' "${cmd[@]}"

@@ -3,7 +3,7 @@
 
     tools/estimate-whole.py SOURCE_DIR OUT_DIR [--fit MILLBASE]
 
-For every database file of SOURCE_DIR (what `millbase build` wrote), OUT_DIR's
+For every database file of SOURCE_DIR (what `millbase build --form fast` wrote), OUT_DIR's
 file of the same name counts as it is if it is there (a finished repack); a file
 not repacked yet is estimated as its source's size times the ratio (repacked bytes
 over source bytes) of the finished files of its group. Groups: the moving phase,

@@ -186,7 +186,9 @@ fn a_killed_build_resumes_cleanly() {
     // The build dies (abort: no clean-up, like a kill) at a named point mid-pair:
     // 5-4 written, its twin 4-5 not.
     let out = Command::new(env!("CARGO_BIN_EXE_millbase"))
-        .args(["build", "--quiet", "--only", "5-4", "--db"])
+        .args([
+            "build", "--quiet", "--only", "5-4", "--form", "fast", "--db",
+        ])
         .arg(&dir)
         .env("MILLBASE_TEST_ABORT_AFTER", "written:5-4")
         .output()
@@ -209,7 +211,9 @@ fn a_killed_build_resumes_cleanly() {
         }
     }
     let status = Command::new(env!("CARGO_BIN_EXE_millbase"))
-        .args(["build", "--quiet", "--only", "5-4", "--db"])
+        .args([
+            "build", "--quiet", "--only", "5-4", "--form", "fast", "--db",
+        ])
         .arg(&dir)
         .status()
         .unwrap();

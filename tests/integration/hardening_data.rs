@@ -41,7 +41,16 @@ fn base() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = crate::common::scratch::lasting("base");
-        succeeds(&["build", "--quiet", "--rules", "standard-4", "--db", s(&dir)]);
+        // The fast form: the tests below read and rewrite its files directly.
+        let args = [
+            "build",
+            "--quiet",
+            "--rules",
+            "standard-4",
+            "--form",
+            "fast",
+        ];
+        succeeds(&[&args[..], &["--db", s(&dir)]].concat());
         dir
     })
 }

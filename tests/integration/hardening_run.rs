@@ -34,6 +34,8 @@ fn moving_only() -> &'static Path {
             "standard-4",
             "--phase",
             "moving",
+            "--form",
+            "fast",
             "--db",
             db,
             "--quiet",

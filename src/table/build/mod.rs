@@ -68,7 +68,6 @@ pub enum BuildPhase {
 pub enum Form {
     /// The files as solved (format version 2, zstd, every value and every decisive
     /// distance stored): the fastest to write and to read whole.
-    #[default]
     Fast,
     /// The smallest files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::smallest`]): each file is
@@ -76,7 +75,9 @@ pub enum Form {
     /// files are solved, checked on every slot, into `NAME.recoded` beside it; the
     /// recoded form takes the file's place once no sector still to be solved
     /// reads it and every file that reads it as a child is recoded (so that
-    /// recodes read their children in the fast form).
+    /// recodes read their children in the fast form). What `millbase build`
+    /// leaves unless told otherwise.
+    #[default]
     Small,
     /// The serving profile's files, every value and distance exact
     /// ([`crate::table::pack::repack::RepackOptions::serving`]): larger than
@@ -141,7 +142,8 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
-    /// Builds `selection` of `phase` into `db` on every core. (The library draws
+    /// Builds `selection` of `phase` into `db` on every core, in the fast form
+    /// (set `form` for the small one `millbase build` leaves). (The library draws
     /// no progress: [`build_with`] reports it to an [`Observer`].)
     pub fn quiet(db: PathBuf, selection: Selection, phase: BuildPhase) -> BuildOptions {
         BuildOptions {
