@@ -12,7 +12,12 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct PositionArg {
     /// `startpos`, or a Sanmill FEN (quote it), optionally followed by `moves t1 t2 ...`.
-    #[arg(num_args = 1.., value_name = "POS", allow_negative_numbers = true)]
+    #[arg(
+        num_args = 1..,
+        required = true,
+        value_name = "POS",
+        allow_negative_numbers = true
+    )]
     pub position: Vec<String>,
 }
 

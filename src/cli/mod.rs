@@ -118,8 +118,39 @@ fn usage_error(e: clap::Error) -> ExitCode {
         _ => {}
     }
     let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or("bad arguments");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("error: {first} (see 'millbase --help')");
+    eprintln!(
+        "error: {} (see '{} --help')",
+        first_paragraph(&text),
+        usage_command(&text)
+    );
     ExitCode::from(2)
+}
+
+/// clap's message without its `error: ` prefix, up to its first blank line, as one
+/// line (a missing argument is named on the line after the message's first).
+fn first_paragraph(text: &str) -> String {
+    let lines = text.lines().take_while(|l| !l.trim().is_empty());
+    let words: Vec<&str> = lines.map(str::trim).collect();
+    let joined = words.join(" ");
+    let joined = joined.strip_prefix("error: ").unwrap_or(&joined);
+    if joined.is_empty() {
+        "bad arguments".to_string()
+    } else {
+        joined.to_string()
+    }
+}
+
+/// The command whose usage clap printed (`millbase probe`), from its `Usage:`
+/// line: the words before the first option or argument; `millbase` if none.
+fn usage_command(text: &str) -> String {
+    let usage = text.lines().find_map(|l| l.trim().strip_prefix("Usage: "));
+    let words = usage.into_iter().flat_map(str::split_whitespace);
+    let command: Vec<&str> = words
+        .take_while(|w| !w.starts_with(['[', '<', '-']))
+        .collect();
+    if command.is_empty() {
+        "millbase".to_string()
+    } else {
+        command.join(" ")
+    }
 }

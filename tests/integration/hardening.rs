@@ -249,6 +249,22 @@ fn error_text_says_each_thing_once_and_names_it() {
     assert!(!err.contains("No such device"), "{err}");
 }
 
+/// A usage error is one line that names what is wrong (a missing argument is on
+/// clap's second line) and the help of the command it was given to.
+#[test]
+fn usage_errors_name_the_missing_argument_and_the_command_help() {
+    for (cmd, missing) in [("probe", "<POS>"), ("show", "<POS>"), ("perft", "<DEPTH>")] {
+        let err = fails(&[cmd]);
+        assert!(
+            err.contains("not provided") && err.contains(missing),
+            "{err}"
+        );
+        assert!(err.contains(&format!("'millbase {cmd} --help'")), "{err}");
+    }
+    let err = fails(&["build", "--form", "huge"]);
+    assert!(err.contains("'huge'") && err.contains("small"), "{err}");
+}
+
 #[test]
 fn move_time_over_the_documented_maximum_is_refused() {
     use std::io::Write;
