@@ -7,6 +7,7 @@ pub(crate) mod frontier;
 pub(crate) mod hook;
 pub(crate) mod layers;
 pub(crate) mod moving_placement;
+pub(crate) mod near_ranks;
 pub mod observer;
 pub(crate) mod placement;
 pub(crate) mod recode;

@@ -29,8 +29,9 @@ use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
     self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, Unmoves, distinct, most_quiet_moves,
 };
+use crate::table::build::near_ranks::{NearRanks, binomials};
 use crate::table::build::summary::Summary;
-use crate::table::index::Index;
+use crate::table::index::{Canon, Index, pext};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -120,6 +121,62 @@ struct Plied {
     may_repeat: bool,
 }
 
+/// The slots of a position's successors without a removal, a ply at a time: the
+/// mover's stones mapped by the symmetry of the opponent's stones, ranked among
+/// the points the opponent's representative leaves free ([`Index::slot_of_image`]).
+/// Where no symmetry fixes that representative (nearly always), every such image
+/// is one point away from the mover's image, so its rank is a near rank
+/// ([`NearRanks`]): the image is ranked once per position, each ply in a few
+/// look-ups. Otherwise (a least over the stabilizer, or an empty board of the
+/// opponent's) there is no shortcut: `None`, for the caller to rank the image.
+struct Successors {
+    /// The near ranks of the image and the points they are counted among.
+    near: Option<(NearRanks<'static>, Bits)>,
+    /// The first slot of the class block of a placement's successors.
+    placed_base: u64,
+    /// The first slot of the class block of a move's successors.
+    moved_base: u64,
+}
+
+impl Successors {
+    /// The successors of the mover's stones mapped to `image` by `canon.sym`,
+    /// `canon` the class of the opponent's stones.
+    #[inline]
+    fn new(idx: &Index, canon: &Canon, image: Bits) -> Successors {
+        let k = image.count_ones();
+        let class = canon.class as u64;
+        let free = idx.rules().all() & !canon.rep;
+        let near = (canon.stab == 0 && canon.rep != 0)
+            .then(|| (NearRanks::new(binomials(), pext(image, free)), free));
+        Successors {
+            near,
+            placed_base: class * idx.per_class(canon.k, k + 1),
+            moved_base: class * idx.per_class(canon.k, k),
+        }
+    }
+
+    /// A point of the board as a point among the free ones.
+    #[inline]
+    fn among_free(free: Bits, p: u8) -> u32 {
+        (free & ((1 << p) - 1)).count_ones()
+    }
+
+    /// The slot after a stone placed on point `to` of the image.
+    #[inline]
+    fn placed(&self, to: u8) -> Option<u64> {
+        let (ranks, free) = self.near.as_ref()?;
+        Some(self.placed_base + ranks.with(Self::among_free(*free, to)))
+    }
+
+    /// The slot after a stone moved from point `from` to point `to` of the image.
+    #[inline]
+    fn moved(&self, from: u8, to: u8) -> Option<u64> {
+        let (ranks, free) = self.near.as_ref()?;
+        let (a, b) = (Self::among_free(*free, from), Self::among_free(*free, to));
+        Some(self.moved_base + ranks.moved(a, b))
+    }
+}
+
 /// Calls `f` for every ply of `(own, opp)` in sector `s`, an exit with its cell
 /// among `targets` (the exits of `s`).
 fn plies<'e>(
@@ -142,11 +199,12 @@ fn plies<'e>(
     let perm = &rules.symmetries[canon.sym as usize];
     let own_image = rules.map(canon.sym as usize, own);
     let bit = |p: u8| (1 as Bits) << perm[p as usize];
+    let slots = Successors::new(idx, &canon, own_image);
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` (mapped by
-    // `canon.sym`: `image`); `inside`: a move, which stays in the pair unless it
-    // closes a mill.
-    let mut land = |after: Bits, image: Bits, to: u8, inside: bool| {
+    // `canon.sym`: `image`, whose slot is `slot`); `inside`: a move, which stays in
+    // the pair unless it closes a mill.
+    let mut land = |after: Bits, image: Bits, to: u8, slot: Option<u64>, inside: bool| {
         any = true;
         if opp != 0 && rules.closes_mill(after, to) {
             let codes = if inside {
@@ -162,18 +220,19 @@ fn plies<'e>(
                     Targets::cell(codes, idx.index(opp & !(1 << r), after))
                 }));
             }
-        } else if inside {
-            f(Ply::Quiet(idx.slot_of_image(&canon, image)));
+            return;
+        }
+        let slot = slot.unwrap_or_else(|| idx.slot_of_image(&canon, image));
+        if inside {
+            f(Ply::Quiet(slot));
         } else {
-            f(Ply::Exit(Targets::cell(
-                targets.place,
-                idx.slot_of_image(&canon, image),
-            )));
+            f(Ply::Exit(Targets::cell(targets.place, slot)));
         }
     };
     if s.hk > 0 {
         for to in points(empty) {
-            land(own | 1 << to, own_image | bit(to), to, false);
+            let slot = slots.placed(perm[to as usize]);
+            land(own | 1 << to, own_image | bit(to), to, slot, false);
         }
     }
     if s.hk == 0 || rules.move_in_placement {
@@ -181,7 +240,8 @@ fn plies<'e>(
         for from in points(own) {
             for to in points(rules.destinations(from, empty, fly)) {
                 let image = own_image ^ bit(from) ^ bit(to);
-                land(own ^ (1 << from) ^ (1 << to), image, to, true);
+                let slot = slots.moved(perm[from as usize], perm[to as usize]);
+                land(own ^ (1 << from) ^ (1 << to), image, to, slot, true);
             }
         }
     }

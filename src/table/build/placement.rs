@@ -18,8 +18,9 @@
 use crate::rules::Bits;
 use crate::rules::position::points;
 use crate::rules::value::Value;
+use crate::table::build::near_ranks::{Binomials, PlusOne, binomials};
 use crate::table::build::summary::Summary;
-use crate::table::index::{Index, binomial, next_subset, pdep, pext, unrank};
+use crate::table::index::{Index, next_subset, pdep, pext, unrank};
 use crate::table::pack::dontcare::FreeSlots;
 use crate::table::sector::Sector;
 use rayon::prelude::*;
@@ -197,7 +198,7 @@ fn solve_in_group_order(
     let done = AtomicU64::new(0);
     tasks.into_par_iter().for_each(|(class, first, out)| {
         let n = out.len() as u64;
-        solve_group(idx, &binomials, sector, kids, class, first, out);
+        solve_group(idx, binomials, sector, kids, class, first, out);
         let d = done.fetch_add(n, Relaxed) + n;
         if d / (1 << 20) != (d - n) / (1 << 20) {
             progress(d as f64 / total as f64);
@@ -205,60 +206,6 @@ fn solve_in_group_order(
     });
     by_group
 }
-/// `binomials[n][i]` is the binomial coefficient `C(n, i)`: enough for the colex
-/// ranks of sets of up to 13 stones among up to 32 points.
-type Binomials = [[u64; 16]; 33];
-
-fn binomials() -> Binomials {
-    let mut t = [[0; 16]; 33];
-    for (n, row) in t.iter_mut().enumerate() {
-        for (i, c) in row.iter_mut().enumerate() {
-            *c = binomial(n as u32, i as u32);
-        }
-    }
-    t
-}
-
-/// The colex ranks of a set `packed` with one more point added, for every point at
-/// once. With `e_0 < e_1 < ...` the points of `packed`, adding a point `j` that has
-/// `b` of them below it gives the rank
-/// `sum_{i<b} C(e_i, i+1) + C(j, b+1) + sum_{i>=b} C(e_i, i+2)`:
-/// the points below keep their place in the order, those above move one place up.
-/// `base[b]` holds the two sums, so each point costs a popcount and one look-up.
-struct RanksWithOneMore<'a> {
-    binomials: &'a Binomials,
-    packed: Bits,
-    base: [u64; 16],
-}
-
-impl<'a> RanksWithOneMore<'a> {
-    fn new(binomials: &'a Binomials, packed: Bits) -> Self {
-        let mut base = [0; 16];
-        let (mut lower, mut upper) = (0, 0);
-        for (i, e) in points(packed).enumerate() {
-            upper += binomials[e as usize][i + 2];
-        }
-        for (i, e) in points(packed).enumerate() {
-            base[i] = lower + upper;
-            lower += binomials[e as usize][i + 1];
-            upper -= binomials[e as usize][i + 2];
-        }
-        base[packed.count_ones() as usize] = lower;
-        RanksWithOneMore {
-            binomials,
-            packed,
-            base,
-        }
-    }
-
-    /// The colex rank of `packed` plus the point `j` (not in `packed`).
-    #[inline]
-    fn rank(&self, j: u8) -> u64 {
-        let below = (self.packed & ((1 << j) - 1)).count_ones() as usize;
-        self.base[below] + self.binomials[j as usize][below + 1]
-    }
-}
-
 /// Solves the positions `(own, rep)` with `rep` the representative of class `class`
 /// of the opponent's sets and `own` the sets of `k` free points of colex ranks
 /// `first..first + out.len()`, writing each value to `out` in that order.
@@ -267,7 +214,7 @@ impl<'a> RanksWithOneMore<'a> {
 /// position, the points where a placement closes a mill come from one pass over the
 /// mills ([`Rules::closing_points`]); the other empty points are the quiet plies,
 /// whose children lie in one class block of the quiet sector at
-/// [`RanksWithOneMore`]; each closing point is one ply per removal, into the
+/// [`PlusOne`]; each closing point is one ply per removal, into the
 /// capture sector. The best child is found without a branch per child ([`merit`]).
 ///
 /// [`Rules::closing_points`]: crate::rules::Rules::closing_points
@@ -316,9 +263,11 @@ fn solve_group(
             let quiet = every & !packed & !closing;
             let mut best = 0;
             if canon.stab == 0 {
-                let ranks = RanksWithOneMore::new(binomials, packed);
+                let ranks = PlusOne::new(binomials, packed);
                 for j in points(quiet) {
-                    best = best.max(merit(kids.quiet[(quiet_base + ranks.rank(j)) as usize]));
+                    best = best.max(merit(
+                        kids.quiet[(quiet_base + ranks.with(j as u32)) as usize],
+                    ));
                 }
             } else {
                 for j in points(quiet) {
