@@ -137,15 +137,24 @@ impl<'a> NearRanks<'a> {
     pub fn moved(&self, a: u32, b: u32) -> u64 {
         let (m, u) = (below(self.set, a), below(self.set, b));
         let s = &self.sums;
-        let k = self.len;
-        if b > a {
-            // The points between `a` and `b` move one place down; `b` takes the
-            // place of the last of them (`u` counts `a`).
-            s[1][m] + s[0][u] - s[0][m + 1] + self.binomials[b as usize][u] + s[1][k] - s[1][u]
-        } else {
-            // The points between `b` and `a` move one place up.
-            s[1][u] + self.binomials[b as usize][u + 1] + s[2][m] - s[2][u] + s[1][k] - s[1][m + 1]
-        }
+        let row = &self.binomials[b as usize];
+        // Both cases are computed and one is kept, without a branch (which way a
+        // stone moves is a coin toss to the predictor); the other may wrap.
+        // `b` above `a`: the points between them move one place down, and `b`
+        // takes the place of the last of them (`u` counts `a`).
+        let up = s[1][m]
+            .wrapping_add(s[0][u])
+            .wrapping_sub(s[0][m + 1])
+            .wrapping_add(row[u])
+            .wrapping_sub(s[1][u]);
+        // `b` below `a`: the points between them move one place up.
+        let down = s[1][u]
+            .wrapping_add(row[u + 1])
+            .wrapping_add(s[2][m])
+            .wrapping_sub(s[2][u])
+            .wrapping_sub(s[1][m + 1]);
+        let keep_up = ((b > a) as u64).wrapping_neg();
+        s[1][self.len].wrapping_add(down ^ ((up ^ down) & keep_up))
     }
 }
 
