@@ -29,7 +29,7 @@ use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
     self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, Unmoves, distinct, most_quiet_moves,
 };
-use crate::table::build::near_ranks::{NearRanks, binomials};
+use crate::table::build::near_ranks::{MOST_POINTS, NearRanks, binomials};
 use crate::table::build::summary::Summary;
 use crate::table::index::{Canon, Index, pext};
 use crate::table::sector::Sector;
@@ -128,7 +128,8 @@ struct Plied {
 /// is one point away from the mover's image, so its rank is a near rank
 /// ([`NearRanks`]): the image is ranked once per position, each ply in a few
 /// look-ups. Otherwise (a least over the stabilizer, or an empty board of the
-/// opponent's) there is no shortcut: `None`, for the caller to rank the image.
+/// opponent's, or more stones than [`MOST_POINTS`]) there is no shortcut: `None`,
+/// for the caller to rank the image.
 struct Successors {
     /// The near ranks of the image and the points they are counted among.
     near: Option<(NearRanks<'static>, Bits)>,
@@ -146,7 +147,8 @@ impl Successors {
         let k = image.count_ones();
         let class = canon.class as u64;
         let free = idx.rules().all() & !canon.rep;
-        let near = (canon.stab == 0 && canon.rep != 0)
+        // Sets of more points than near ranks take (none on a board of 24) rank whole.
+        let near = (canon.stab == 0 && canon.rep != 0 && (k as usize) <= MOST_POINTS)
             .then(|| (NearRanks::new(binomials(), pext(image, free)), free));
         Successors {
             near,

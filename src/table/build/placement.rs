@@ -18,7 +18,7 @@
 use crate::rules::Bits;
 use crate::rules::position::points;
 use crate::rules::value::Value;
-use crate::table::build::near_ranks::{Binomials, PlusOne, binomials};
+use crate::table::build::near_ranks::{Binomials, MOST_POINTS, PlusOne, binomials};
 use crate::table::build::summary::Summary;
 use crate::table::index::{Index, next_subset, pdep, pext, unrank};
 use crate::table::pack::dontcare::FreeSlots;
@@ -248,6 +248,8 @@ fn solve_group(
     };
     let free_points: Vec<u8> = points(free).collect();
     let quiet_base = canon.class as u64 * idx.per_class(l, k + 1);
+    // Sets of more points than near ranks take (none on a board of 24) rank whole.
+    let near_ranks_fit = (k as usize) <= MOST_POINTS;
     let mut packed = unrank(first, k, n);
     let len = out.len();
     for (i, cell) in out.iter_mut().enumerate() {
@@ -262,7 +264,7 @@ fn solve_group(
         } else {
             let quiet = every & !packed & !closing;
             let mut best = 0;
-            if canon.stab == 0 {
+            if canon.stab == 0 && near_ranks_fit {
                 let ranks = PlusOne::new(binomials, packed);
                 for j in points(quiet) {
                     best = best.max(merit(
