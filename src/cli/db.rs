@@ -86,9 +86,11 @@ pub struct BuildArgs {
     /// No checkpoints: a stopped build solves an unfinished pair again from its start.
     #[arg(long)]
     no_checkpoints: bool,
-    /// Take the finished files of DIR, a directory of rules that differ from these
-    /// only in what a full board means (`twelve` for `morabaraba` and back), for
-    /// every position that cannot reach a full board, instead of solving them.
+    /// Take the finished files of DIR that hold the same values under its rules
+    /// and these, instead of solving them: every position that cannot reach a full
+    /// board if the rules differ only there (`twelve` for `morabaraba` and back),
+    /// the moving phase up to the stones both have if they differ only in the
+    /// stones and the placement phase (`standard` for `lasker` and back).
     #[arg(long, value_name = "DIR")]
     reuse: Option<PathBuf>,
     /// No progress bars.

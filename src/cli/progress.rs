@@ -157,7 +157,7 @@ impl Observer for BuildBars {
 
     fn reused(&self, from: &std::path::Path, files: usize) {
         self.say(format!(
-            "{files} files taken from {} (the same values under both rules: no full board reachable)",
+            "{files} files taken from {} (the same values under both rules)",
             from.display()
         ));
     }

@@ -599,25 +599,36 @@ impl Rules {
 
     /// The text [`Rules::fingerprint`] hashes.
     pub fn fingerprint_text(&self) -> String {
-        self.text(true)
+        self.text(Scope::Whole)
     }
 
     /// Whether `self` and `other` play the same game wherever the board cannot
     /// fill up: their rules differ at most in what a full board means (`twelve`
     /// and `morabaraba`).
     pub fn agrees_below_full_board(&self, other: &Rules) -> bool {
-        self.text(false) == other.text(false)
+        self.text(Scope::BelowFullBoard) == other.text(Scope::BelowFullBoard)
     }
 
-    /// The fingerprint's text, with the full board's token or without.
-    fn text(&self, full_board: bool) -> String {
-        let mut text = format!(
-            "points={};stones={};fly={:?};removal={:?};",
-            self.points(),
-            self.stones,
-            self.fly_with,
-            self.removal
-        );
+    /// Whether `self` and `other` play the same moving phase (no stone in hand)
+    /// wherever the board cannot fill up: their rules differ at most in the
+    /// stones a side starts with, the rules of the placement phase and what a
+    /// full board means (`standard` and `lasker`, below ten stones a side).
+    pub fn agrees_in_moving_phase(&self, other: &Rules) -> bool {
+        self.text(Scope::MovingPhase) == other.text(Scope::MovingPhase)
+    }
+
+    /// The fingerprint's text, or the part of it that `scope` reads.
+    fn text(&self, scope: Scope) -> String {
+        let whole = scope == Scope::Whole;
+        let placement = scope != Scope::MovingPhase;
+        let mut text = format!("points={};", self.points());
+        if placement {
+            text.push_str(&format!("stones={};", self.stones));
+        }
+        text.push_str(&format!(
+            "fly={:?};removal={:?};",
+            self.fly_with, self.removal
+        ));
         for (p, adj) in self.adjacency.iter().enumerate() {
             text.push_str(&format!("{}:{:x};", self.point_names[p], adj));
         }
@@ -626,20 +637,19 @@ impl Rules {
         }
         // Fields added after the first databases: a token only when the value is
         // not the standard one.
-        if self.fly_counts_hand {
+        // Which stones count for flying differs only while a hand holds stones.
+        if placement && self.fly_counts_hand {
             text.push_str("flyhand;");
         }
         match self.mill_removals {
             MillRemovals::One => {}
         }
-        if self.move_in_placement {
+        if placement && self.move_in_placement {
             text.push_str("moveinplacement;");
         }
         // The full board needs every point filled: it cannot happen with fewer
         // stones, and then the rule changes no value.
-        if full_board
-            && self.full_board == FullBoard::Draw
-            && 2 * self.stones as usize >= self.points()
+        if whole && self.full_board == FullBoard::Draw && 2 * self.stones as usize >= self.points()
         {
             text.push_str("fullboard=draw;");
         }
@@ -648,6 +658,17 @@ impl Rules {
         }
         text
     }
+}
+
+/// How much of the game a text of the rules describes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// All of it: the fingerprint.
+    Whole,
+    /// Every position that cannot reach a full board.
+    BelowFullBoard,
+    /// The moving phase below a full board, whatever the stones a side starts with.
+    MovingPhase,
 }
 
 /// FNV-1a, 64 bits.

@@ -205,7 +205,9 @@ fn plies<'e>(
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` (mapped by
     // `canon.sym`: `image`, whose slot is `slot`); `inside`: a move, which stays in
-    // the pair unless it closes a mill.
+    // the pair unless it closes a mill. A ply that closes one does not need `slot`,
+    // but near ranks cost less than a branch: computing `slot` only after the mill
+    // check took 5% more time (`lasker-5`'s largest pair).
     let mut land = |after: Bits, image: Bits, to: u8, slot: Option<u64>, inside: bool| {
         any = true;
         if opp != 0 && rules.closes_mill(after, to) {

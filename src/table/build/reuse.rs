@@ -1,17 +1,26 @@
-//! Files taken from a directory of rules that play the same game wherever the board
-//! cannot fill up (`millbase build --reuse DIR`).
+//! Files taken from a directory of rules that play the same game in part
+//! (`millbase build --reuse DIR`).
 //!
-//! `twelve` and `morabaraba` differ only in what a full board means (24 stones on
-//! 24 points: the player to move is stuck and loses, or it is a draw). A position
-//! reaches a full board only while no stone has been captured: every stone of both
-//! sides on the board or in hand. So every moving-phase subspace with fewer stones
-//! than points, and every placement sector after a capture, holds the same values
-//! under both rules, and so does everything they lead into (captures and moves
-//! never add stones). Their files are taken from the other directory, each checked
-//! whole (header and checksums) under the other rules, copied, given this
-//! directory's rules in its header (name and fingerprint, the header checksum
-//! again), and checked whole again under these rules. What is left (the sectors
-//! without a capture, and the moving phase's full board) is solved as usual.
+//! Two relations between rule sets let files be shared, both read from the rules:
+//!
+//! - **Below a full board.** `twelve` and `morabaraba` differ only in what a full
+//!   board means (24 stones on 24 points: the player to move is stuck and loses,
+//!   or it is a draw). A position reaches a full board only while no stone has
+//!   been captured: every stone of both sides on the board or in hand. So every
+//!   moving-phase subspace with fewer stones than points, and every placement
+//!   sector after a capture, holds the same values under both rules, and so does
+//!   everything they lead into (captures and moves never add stones).
+//! - **In the moving phase.** `standard` and `lasker` differ in the stones a side
+//!   starts with (9 or 10) and in the placement phase (whether a stone may move
+//!   while others are in hand, whether the hand counts for flying), but move,
+//!   fly, close mills and remove alike once the hands are empty. So every
+//!   moving-phase subspace that both have (up to 9 stones a side) holds the same
+//!   values under both, and so does everything it leads into.
+//!
+//! The files are taken from the other directory, each checked whole (header and
+//! checksums) under the other rules, copied, given this directory's rules in its
+//! header (name and fingerprint, the header checksum again), and checked whole
+//! again under these rules. What is left is solved as usual.
 
 use crate::rules::Rules;
 use crate::table::build::error::{BuildError, io};
@@ -37,6 +46,16 @@ pub(crate) struct Source {
     dir: PathBuf,
     idx: &'static Index,
     manifest: Manifest,
+}
+
+/// Whether the file of `s` holds the same values under `rules` as under `theirs`
+/// (the two relations of the [module](self)).
+pub fn same_values(rules: &Rules, theirs: &Rules, s: Sector) -> bool {
+    if may_fill(rules, s) {
+        return false;
+    }
+    let moving = s.hk == 0 && s.hl == 0 && s.k.max(s.l) <= rules.stones.min(theirs.stones);
+    rules.agrees_below_full_board(theirs) || (moving && rules.agrees_in_moving_phase(theirs))
 }
 
 /// Whether `s` may reach a full board: no stone captured yet, and as many stones
@@ -75,11 +94,13 @@ impl Source {
         theirs: &'static Rules,
         manifest: Manifest,
     ) -> Result<Source, BuildError> {
-        if !theirs.agrees_below_full_board(rules) {
+        if !theirs.agrees_below_full_board(rules) && !theirs.agrees_in_moving_phase(rules) {
             return Err(BuildError::Reuse(format!(
                 "{} holds {}, whose game is not that of {} wherever the board cannot fill \
-                 up; files can be reused between rule sets that differ only in the full \
-                 board (`twelve` and `morabaraba`)",
+                 up, nor in the moving phase; files can be reused between rule sets that \
+                 differ only in the full board (`twelve` and `morabaraba`), and the \
+                 moving phase's between rule sets that differ only in the stones and the \
+                 placement phase (`standard` and `lasker`)",
                 dir.display(),
                 theirs.name,
                 rules.name
@@ -111,8 +132,8 @@ impl Source {
     }
 
     /// Takes the file of `s` into `db` (for the rules of `idx`) if the source has
-    /// it finished and its values cannot depend on the full board; returns
-    /// whether it did.
+    /// it finished and it holds the same values under both rules
+    /// ([`same_values`]); returns whether it did.
     pub fn take(
         &self,
         db: &Path,
@@ -120,7 +141,9 @@ impl Source {
         s: Sector,
         manifest: &Mutex<Manifest>,
     ) -> Result<bool, BuildError> {
-        if may_fill(idx.rules(), s) || open_sector(&self.dir, self.idx, s).is_err() {
+        if !same_values(idx.rules(), self.idx.rules(), s)
+            || open_sector(&self.dir, self.idx, s).is_err()
+        {
             return Ok(false);
         }
         let from = self.dir.join(s.file_name());
@@ -203,6 +226,92 @@ mod tests {
         assert!(!may_fill(r("twelve-11"), s(11, 11, 0, 0)));
     }
 
+    /// `standard` and `lasker` play the same moving phase up to nine stones a
+    /// side, and no other placement sector; other pairs do not share it.
+    #[test]
+    fn rule_sets_that_differ_in_stones_and_placement_share_the_moving_phase() {
+        let r = |n| Rules::by_name(n).unwrap();
+        let (standard, lasker) = (r("standard"), r("lasker"));
+        assert!(lasker.agrees_in_moving_phase(standard));
+        assert!(!lasker.agrees_below_full_board(standard));
+        assert!(r("standard-5").agrees_in_moving_phase(lasker));
+        assert!(!r("no-flying").agrees_in_moving_phase(standard));
+        assert!(!r("twelve").agrees_in_moving_phase(standard));
+        let s = |k, l, hk, hl| Sector { k, l, hk, hl };
+        assert!(same_values(lasker, standard, Sector::moving(9, 9)));
+        assert!(same_values(lasker, standard, Sector::moving(3, 9)));
+        assert!(!same_values(lasker, standard, Sector::moving(10, 9)));
+        assert!(!same_values(lasker, standard, s(8, 8, 1, 1)));
+        assert!(!same_values(lasker, standard, s(8, 8, 1, 0)));
+        assert!(!same_values(standard, r("no-flying"), Sector::moving(3, 3)));
+        let (twelve, morabaraba) = (r("twelve"), r("morabaraba"));
+        assert!(same_values(morabaraba, twelve, s(8, 7, 4, 4)));
+        assert!(!same_values(morabaraba, twelve, Sector::moving(12, 12)));
+    }
+
+    /// `rules` built three times in scratch directories: from nothing; taking
+    /// what it may from a build of `theirs` first, then solving the rest; and
+    /// `theirs` itself. Every file of the second is asserted byte for byte that
+    /// of the first. Returns the targets, how many files were taken, and the
+    /// directories (from nothing, `theirs`).
+    fn build_reusing(
+        rules: &'static Rules,
+        theirs: &'static Rules,
+    ) -> (Vec<Sector>, usize, [crate::scratch::Scratch; 2]) {
+        let whole = |rules: &'static Rules, dir: &Path| {
+            build(
+                rules,
+                &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
+            )
+            .unwrap();
+        };
+        let source = crate::scratch::Scratch::new("reuse-source");
+        let scratch = crate::scratch::Scratch::new("reuse-scratch");
+        let reused = crate::scratch::Scratch::new("reuse-taken");
+        whole(theirs, &source);
+        whole(rules, &scratch);
+        let idx = Index::for_rules(rules);
+        let targets: Vec<Sector> = plan(rules, Selection::All)
+            .unwrap()
+            .into_iter()
+            .flat_map(|(k, l)| {
+                [
+                    Sector::moving(k as u8, l as u8),
+                    Sector::moving(l as u8, k as u8),
+                ]
+            })
+            .chain(placement_plan(rules, Selection::All).unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let manifest = Mutex::new(Manifest::load_or_new(&reused, rules).unwrap());
+        let from = Source::with_rules(
+            &source,
+            rules,
+            theirs,
+            Manifest::load(&source).unwrap().unwrap(),
+        )
+        .unwrap();
+        let taken = from.take_all(&reused, idx, &targets, &manifest).unwrap();
+        let should = targets
+            .iter()
+            .filter(|&&s| {
+                same_values(rules, theirs, s) && open_sector(&source, from.idx, s).is_ok()
+            })
+            .count();
+        assert_eq!(taken, should);
+        whole(rules, &reused);
+        for &s in &targets {
+            let name = s.file_name();
+            let bytes = std::fs::read(reused.join(&name)).unwrap();
+            assert!(
+                bytes == std::fs::read(scratch.join(&name)).unwrap(),
+                "{name} differs"
+            );
+        }
+        (targets, taken, [scratch, source])
+    }
+
     /// `six-8` (16 stones on 16 points: a full board after placement, the player
     /// to move stuck and lost) and the same game with a full board a draw: a
     /// build of the latter that takes the former's files wherever the board
@@ -217,56 +326,16 @@ mod tests {
         draw.full_board = FullBoard::Draw;
         let draw: &'static Rules = Box::leak(Box::new(draw));
         assert_ne!(draw.fingerprint(), six8.fingerprint());
-        let whole = |rules: &'static Rules, dir: &Path| {
-            build(
-                rules,
-                &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
-            )
-            .unwrap();
-        };
-        let source = crate::scratch::Scratch::new("reuse-source");
-        let scratch = crate::scratch::Scratch::new("reuse-scratch");
-        let reused = crate::scratch::Scratch::new("reuse-taken");
-        whole(six8, &source);
-        whole(draw, &scratch);
-        let idx = Index::for_rules(draw);
-        let targets: Vec<Sector> = plan(draw, Selection::All)
-            .unwrap()
-            .into_iter()
-            .flat_map(|(k, l)| {
-                [
-                    Sector::moving(k as u8, l as u8),
-                    Sector::moving(l as u8, k as u8),
-                ]
-            })
-            .chain(placement_plan(draw, Selection::All).unwrap())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let manifest = Mutex::new(Manifest::load_or_new(&reused, draw).unwrap());
-        let from = Source::with_rules(
-            &source,
-            draw,
-            six8,
-            Manifest::load(&source).unwrap().unwrap(),
-        )
-        .unwrap();
-        let taken = from.take_all(&reused, idx, &targets, &manifest).unwrap();
+        let (targets, taken, [scratch, source]) = build_reusing(draw, six8);
         let filled = targets.iter().filter(|&&s| may_fill(draw, s)).count();
         assert_eq!(taken + filled, targets.len());
         assert!(
             filled > 0 && taken > filled,
             "{taken} taken, {filled} to solve"
         );
-        whole(draw, &reused);
         let mut changed = 0;
         for &s in &targets {
             let name = s.file_name();
-            let bytes = std::fs::read(reused.join(&name)).unwrap();
-            assert!(
-                bytes == std::fs::read(scratch.join(&name)).unwrap(),
-                "{name} differs"
-            );
             let counts = |dir: &Path| std::fs::read(dir.join(&name)).unwrap()[72..102].to_vec();
             if counts(&source) != counts(&scratch) {
                 assert!(
@@ -279,6 +348,31 @@ mod tests {
         assert!(
             changed > 0,
             "the full board changes no value: the test shows nothing"
+        );
+    }
+
+    /// `lasker-4` taking the moving phase of `standard-4` and solving the rest
+    /// writes every file byte for byte as the build from nothing; the placement
+    /// sectors, which `standard-4` has under the same names, are solved, and
+    /// their values differ.
+    #[test]
+    fn the_moving_phase_is_taken_from_rules_that_differ_in_stones_and_placement() {
+        let lasker = Rules::by_name("lasker-4").unwrap();
+        let standard = Rules::by_name("standard-4").unwrap();
+        let (targets, taken, [scratch, source]) = build_reusing(lasker, standard);
+        let moving = targets.iter().filter(|s| s.hk == 0 && s.hl == 0).count();
+        assert_eq!((taken, moving), (4, 4), "3-3, 3-4, 4-3 and 4-4 are taken");
+        let counts =
+            |dir: &Path, name: &str| std::fs::read(dir.join(name)).unwrap()[72..102].to_vec();
+        let differ = targets
+            .iter()
+            .map(|s| s.file_name())
+            .filter(|name| source.join(name).exists())
+            .filter(|name| counts(&source, name) != counts(&scratch, name))
+            .count();
+        assert!(
+            differ > 0,
+            "no placement sector differs: the test shows nothing"
         );
     }
 }
