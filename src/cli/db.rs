@@ -93,6 +93,11 @@ pub struct BuildArgs {
     /// stones and the placement phase (`standard` for `lasker` and back).
     #[arg(long, value_name = "DIR")]
     reuse: Option<PathBuf>,
+    /// With --reuse: move the files out of DIR instead of copying them, for a disk
+    /// that cannot hold both directories (DIR loses them; a build of DIR's rules
+    /// with `--reuse` of this directory and `--move` moves them back).
+    #[arg(long = "move", requires = "reuse")]
+    move_files: bool,
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
@@ -197,6 +202,7 @@ pub fn build(a: BuildArgs) -> Result<ExitCode> {
         checkpoints: (!a.no_checkpoints)
             .then(|| std::time::Duration::from_secs(a.checkpoint_minutes.saturating_mul(60))),
         reuse: a.reuse.clone(),
+        reuse_by_moving: a.move_files,
     };
     let threads = a.threads.unwrap_or_else(rayon::current_num_threads);
     let reports = build::build_with(rules, &opts, &BuildBars::new(rules, a.quiet))?;

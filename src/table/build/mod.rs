@@ -136,10 +136,13 @@ pub struct BuildOptions {
     /// resumes it where it was (`NAME.ckpt` in `db`; `None`: never; zero: after every
     /// layer).
     pub checkpoints: Option<Duration>,
-    /// A directory of rules that agree with the build's wherever the board cannot
-    /// fill up (`twelve` for `morabaraba`, and back), whose finished files of
-    /// such positions the build takes instead of solving them (`reuse`).
+    /// A directory of rules that play the build's game in part (`twelve` for
+    /// `morabaraba`, `standard` for `lasker`, and back), whose finished files of
+    /// that part the build takes instead of solving them (`reuse`).
     pub reuse: Option<PathBuf>,
+    /// Take the files of `reuse` by moving them out of it instead of copying
+    /// them, for a disk that cannot hold both directories.
+    pub reuse_by_moving: bool,
 }
 
 impl BuildOptions {
@@ -155,6 +158,7 @@ impl BuildOptions {
             form: Form::Fast,
             checkpoints: Some(checkpoint::DEFAULT_INTERVAL),
             reuse: None,
+            reuse_by_moving: false,
         }
     }
 }
@@ -625,7 +629,8 @@ fn take_reusable(
     manifest: &Mutex<Manifest>,
     observer: &dyn Observer,
 ) -> Result<(), BuildError> {
-    let source = reuse::Source::open(dir, idx.rules())?;
+    let mut source = reuse::Source::open(dir, idx.rules())?;
+    source.by_moving = opts.reuse_by_moving;
     let taken = source.take_all(&opts.db, idx, targets, manifest)?;
     observer.reused(dir, taken);
     Ok(())

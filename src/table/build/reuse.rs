@@ -46,6 +46,8 @@ pub(crate) struct Source {
     dir: PathBuf,
     idx: &'static Index,
     manifest: Manifest,
+    /// Take each file by moving it out of the directory instead of copying it.
+    pub by_moving: bool,
 }
 
 /// Whether the file of `s` holds the same values under `rules` as under `theirs`
@@ -110,6 +112,7 @@ impl Source {
             dir: dir.to_path_buf(),
             idx: Index::for_rules(theirs),
             manifest,
+            by_moving: false,
         })
     }
 
@@ -141,21 +144,16 @@ impl Source {
         s: Sector,
         manifest: &Mutex<Manifest>,
     ) -> Result<bool, BuildError> {
-        if !same_values(idx.rules(), self.idx.rules(), s)
-            || open_sector(&self.dir, self.idx, s).is_err()
-        {
+        if !same_values(idx.rules(), self.idx.rules(), s) {
             return Ok(false);
         }
-        let from = self.dir.join(s.file_name());
-        let to = db.join(s.file_name());
-        let mut tmp = to.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let copied = copy_relabelled(&from, &tmp, idx.rules())
-            .and_then(|()| format::replace_file(&tmp, &to).map_err(BuildError::from));
-        if let Err(e) = copied {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
+        let taken = if self.by_moving {
+            self.moved(db, idx.rules(), s)?
+        } else {
+            self.copied(db, idx.rules(), s)?
+        };
+        if !taken {
+            return Ok(false);
         }
         let file = open_sector(db, idx, s)?;
         let mut entry = Entry::new(file.header(), 0.0);
@@ -171,16 +169,60 @@ impl Source {
         Ok(true)
     }
 
+    /// Copies the source's finished file of `s` into `db`, given `rules`; whether
+    /// the source had it.
+    fn copied(&self, db: &Path, rules: &Rules, s: Sector) -> Result<bool, BuildError> {
+        if open_sector(&self.dir, self.idx, s).is_err() {
+            return Ok(false);
+        }
+        let to = db.join(s.file_name());
+        let mut tmp = to.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let copied = std::fs::copy(self.dir.join(s.file_name()), &tmp)
+            .map_err(io("copying to", &tmp))
+            .and_then(|_| relabel(&tmp, rules))
+            .and_then(|()| format::replace_file(&tmp, &to).map_err(BuildError::from));
+        if let Err(e) = copied {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(true)
+    }
+
+    /// Moves the source's finished file of `s` into `db` and gives it `rules`;
+    /// whether the source had it. A move that an earlier run left half done (the
+    /// file in `db` still under the source's rules) is finished.
+    fn moved(&self, db: &Path, rules: &Rules, s: Sector) -> Result<bool, BuildError> {
+        let to = db.join(s.file_name());
+        if open_sector(db, self.idx, s).is_err() {
+            if open_sector(&self.dir, self.idx, s).is_err() {
+                return Ok(false);
+            }
+            let from = self.dir.join(s.file_name());
+            std::fs::rename(&from, &to).map_err(|e| {
+                BuildError::Reuse(format!(
+                    "moving {} to {}: {e} (--move needs both directories on one file system)",
+                    from.display(),
+                    to.display()
+                ))
+            })?;
+            format::sync_dir(&from)?;
+        }
+        relabel(&to, rules)?;
+        format::sync_dir(&to)?;
+        Ok(true)
+    }
+
     /// The source manifest's entry of `file`.
     fn entry(&self, file: &str) -> Option<&Entry> {
         self.manifest.subspaces.iter().find(|e| e.file == file)
     }
 }
 
-/// Copies `from` to `to` (synced), its header given `rules`' name and fingerprint
-/// and its checksum again.
-fn copy_relabelled(from: &Path, to: &Path, rules: &Rules) -> Result<(), BuildError> {
-    std::fs::copy(from, to).map_err(io("copying to", to))?;
+/// Gives the file `to` (synced) `rules`' name and fingerprint in its header, and
+/// the header's checksum again.
+fn relabel(to: &Path, rules: &Rules) -> Result<(), BuildError> {
     let mut f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -249,6 +291,23 @@ mod tests {
         assert!(!same_values(morabaraba, twelve, Sector::moving(12, 12)));
     }
 
+    /// The files of the whole game of `rules`.
+    fn every_file(rules: &'static Rules) -> Vec<Sector> {
+        plan(rules, Selection::All)
+            .unwrap()
+            .into_iter()
+            .flat_map(|(k, l)| {
+                [
+                    Sector::moving(k as u8, l as u8),
+                    Sector::moving(l as u8, k as u8),
+                ]
+            })
+            .chain(placement_plan(rules, Selection::All).unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
     /// `rules` built three times in scratch directories: from nothing; taking
     /// what it may from a build of `theirs` first, then solving the rest; and
     /// `theirs` itself. Every file of the second is asserted byte for byte that
@@ -271,19 +330,7 @@ mod tests {
         whole(theirs, &source);
         whole(rules, &scratch);
         let idx = Index::for_rules(rules);
-        let targets: Vec<Sector> = plan(rules, Selection::All)
-            .unwrap()
-            .into_iter()
-            .flat_map(|(k, l)| {
-                [
-                    Sector::moving(k as u8, l as u8),
-                    Sector::moving(l as u8, k as u8),
-                ]
-            })
-            .chain(placement_plan(rules, Selection::All).unwrap())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let targets = every_file(rules);
         let manifest = Mutex::new(Manifest::load_or_new(&reused, rules).unwrap());
         let from = Source::with_rules(
             &source,
@@ -373,6 +420,84 @@ mod tests {
         assert!(
             differ > 0,
             "no placement sector differs: the test shows nothing"
+        );
+    }
+
+    /// `--move`: the files leave the source, a move left half done is finished,
+    /// every file is that of the build from nothing, and moving them back
+    /// restores the source byte for byte.
+    #[test]
+    fn files_moved_out_and_back_are_those_of_the_builds_from_nothing() {
+        let six8 = Rules::by_name("six-8").unwrap();
+        let mut draw = six8.clone();
+        draw.name = "six-8-fullboard-draw";
+        draw.full_board = FullBoard::Draw;
+        let draw: &'static Rules = Box::leak(Box::new(draw));
+        let whole = |rules: &'static Rules, dir: &Path| {
+            build(
+                rules,
+                &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
+            )
+            .unwrap();
+        };
+        let files = |dir: &Path| -> std::collections::BTreeMap<String, Vec<u8>> {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "mdb"))
+                .map(|p| {
+                    (
+                        p.file_name().unwrap().to_string_lossy().into_owned(),
+                        std::fs::read(&p).unwrap(),
+                    )
+                })
+                .collect()
+        };
+        let source = crate::scratch::Scratch::new("move-source");
+        let scratch = crate::scratch::Scratch::new("move-scratch");
+        let moved = crate::scratch::Scratch::new("move-taken");
+        whole(six8, &source);
+        whole(draw, &scratch);
+        let original = files(&source);
+        let targets = every_file(six8);
+        assert_eq!(targets.len(), original.len());
+        // A move an earlier run left half done: the file here, still under `six8`.
+        let half = targets
+            .iter()
+            .find(|&&s| same_values(draw, six8, s))
+            .unwrap()
+            .file_name();
+        std::fs::rename(source.join(&half), moved.join(&half)).unwrap();
+        let take = |from: &Path, theirs: &'static Rules, rules: &'static Rules, to: &Path| {
+            let manifest = Mutex::new(Manifest::load_or_new(to, rules).unwrap());
+            let mut src =
+                Source::with_rules(from, rules, theirs, Manifest::load(from).unwrap().unwrap())
+                    .unwrap();
+            src.by_moving = true;
+            src.take_all(to, Index::for_rules(rules), &targets, &manifest)
+                .unwrap()
+        };
+        let taken = take(&source, six8, draw, &moved);
+        let shared = targets
+            .iter()
+            .filter(|&&s| same_values(draw, six8, s))
+            .count();
+        assert_eq!(taken, shared);
+        assert_eq!(
+            files(&source).len(),
+            original.len() - shared,
+            "the files left the source"
+        );
+        whole(draw, &moved);
+        assert!(
+            files(&moved) == files(&scratch),
+            "a file differs from the build from nothing"
+        );
+        assert_eq!(take(&moved, draw, six8, &source), shared);
+        whole(six8, &source);
+        assert!(
+            files(&source) == original,
+            "the source is not restored byte for byte"
         );
     }
 }

@@ -70,9 +70,10 @@ pub fn model_block_slots(rules: &'static crate::Rules, k: u32, l: u32, hands: [u
 pub use read::{SubspaceFile, read_header};
 pub use write::{
     DEPTH_BLOCK, SERVING_DEPTH_BLOCK, SERVING_LEVEL, SERVING_WDL_BLOCK, WDL_BLOCK, WDL_LEVEL,
-    WriteOptions, ZSTD_BLOCKS, depth_encoding_for, replace_file, write_atomic, write_depth_recoded,
-    write_retabled, write_subspace, write_subspace_choosing, write_subspace_choosing_checked,
-    write_subspace_with, write_wdl_only_chosen, write_wdl_only_copy,
+    WriteOptions, ZSTD_BLOCKS, depth_encoding_for, replace_file, sync_dir, write_atomic,
+    write_depth_recoded, write_retabled, write_subspace, write_subspace_choosing,
+    write_subspace_choosing_checked, write_subspace_with, write_wdl_only_chosen,
+    write_wdl_only_copy,
 };
 
 pub use header::{

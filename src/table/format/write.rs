@@ -1105,7 +1105,7 @@ pub fn replace_file(from: &Path, to: &Path) -> Result<(), FormatError> {
 }
 
 /// Syncs the directory that holds `path` (where directories can be opened).
-fn sync_dir(path: &Path) -> Result<(), FormatError> {
+pub fn sync_dir(path: &Path) -> Result<(), FormatError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
