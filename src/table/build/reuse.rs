@@ -291,6 +291,30 @@ mod tests {
         assert!(!same_values(morabaraba, twelve, Sector::moving(12, 12)));
     }
 
+    /// `six-8` (16 stones on 16 points: a full board after placement, the player
+    /// to move stuck and lost) and the same game with a full board a draw.
+    fn six8_and_its_draw() -> (&'static Rules, &'static Rules) {
+        let six8 = Rules::by_name("six-8").unwrap();
+        let mut draw = six8.clone();
+        draw.name = "six-8-fullboard-draw";
+        draw.full_board = FullBoard::Draw;
+        (six8, Box::leak(Box::new(draw)))
+    }
+
+    /// Builds the whole game of `rules` into `dir`.
+    fn whole(rules: &'static Rules, dir: &Path) {
+        build(
+            rules,
+            &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
+        )
+        .unwrap();
+    }
+
+    /// The win, loss and draw counts in the header of the file `name` in `dir`.
+    fn counts(dir: &Path, name: &str) -> Vec<u8> {
+        std::fs::read(dir.join(name)).unwrap()[72..102].to_vec()
+    }
+
     /// The files of the whole game of `rules`.
     fn every_file(rules: &'static Rules) -> Vec<Sector> {
         plan(rules, Selection::All)
@@ -317,13 +341,6 @@ mod tests {
         rules: &'static Rules,
         theirs: &'static Rules,
     ) -> (Vec<Sector>, usize, [crate::scratch::Scratch; 2]) {
-        let whole = |rules: &'static Rules, dir: &Path| {
-            build(
-                rules,
-                &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
-            )
-            .unwrap();
-        };
         let source = crate::scratch::Scratch::new("reuse-source");
         let scratch = crate::scratch::Scratch::new("reuse-scratch");
         let reused = crate::scratch::Scratch::new("reuse-taken");
@@ -367,11 +384,7 @@ mod tests {
     /// full board changes.
     #[test]
     fn files_are_taken_where_the_full_board_cannot_matter() {
-        let six8 = Rules::by_name("six-8").unwrap();
-        let mut draw = six8.clone();
-        draw.name = "six-8-fullboard-draw";
-        draw.full_board = FullBoard::Draw;
-        let draw: &'static Rules = Box::leak(Box::new(draw));
+        let (six8, draw) = six8_and_its_draw();
         assert_ne!(draw.fingerprint(), six8.fingerprint());
         let (targets, taken, [scratch, source]) = build_reusing(draw, six8);
         let filled = targets.iter().filter(|&&s| may_fill(draw, s)).count();
@@ -383,8 +396,7 @@ mod tests {
         let mut changed = 0;
         for &s in &targets {
             let name = s.file_name();
-            let counts = |dir: &Path| std::fs::read(dir.join(&name)).unwrap()[72..102].to_vec();
-            if counts(&source) != counts(&scratch) {
+            if counts(&source, &name) != counts(&scratch, &name) {
                 assert!(
                     may_fill(draw, s),
                     "{name}: values differ below the full board"
@@ -409,8 +421,6 @@ mod tests {
         let (targets, taken, [scratch, source]) = build_reusing(lasker, standard);
         let moving = targets.iter().filter(|s| s.hk == 0 && s.hl == 0).count();
         assert_eq!((taken, moving), (4, 4), "3-3, 3-4, 4-3 and 4-4 are taken");
-        let counts =
-            |dir: &Path, name: &str| std::fs::read(dir.join(name)).unwrap()[72..102].to_vec();
         let differ = targets
             .iter()
             .map(|s| s.file_name())
@@ -428,18 +438,7 @@ mod tests {
     /// restores the source byte for byte.
     #[test]
     fn files_moved_out_and_back_are_those_of_the_builds_from_nothing() {
-        let six8 = Rules::by_name("six-8").unwrap();
-        let mut draw = six8.clone();
-        draw.name = "six-8-fullboard-draw";
-        draw.full_board = FullBoard::Draw;
-        let draw: &'static Rules = Box::leak(Box::new(draw));
-        let whole = |rules: &'static Rules, dir: &Path| {
-            build(
-                rules,
-                &BuildOptions::quiet(dir.to_path_buf(), Selection::All, BuildPhase::All),
-            )
-            .unwrap();
-        };
+        let (six8, draw) = six8_and_its_draw();
         let files = |dir: &Path| -> std::collections::BTreeMap<String, Vec<u8>> {
             std::fs::read_dir(dir)
                 .unwrap()
