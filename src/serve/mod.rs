@@ -81,13 +81,17 @@ pub fn run(
         .build()?;
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
+        // Listening for the signals before the address is announced: a signal
+        // sent as soon as a client knows the server ends it cleanly, where the
+        // default action would kill it.
+        let signal = shutdown_signal()?;
         ready(listener.local_addr()?);
         let shared = Arc::new(Shared {
             queue_wait: api.limit.time,
             api,
             searches: Arc::new(Semaphore::new(options.searches.max(1))),
         });
-        serve(listener, router(shared)).await;
+        serve(listener, router(shared), signal).await;
         Ok(())
     });
     // Searches still running on the blocking pool are abandoned, not awaited.
@@ -95,14 +99,16 @@ pub fn run(
     served
 }
 
-/// Accepts connections until a shutdown signal, then lets the requests in progress
+/// Accepts connections until `signal` resolves, then lets the requests in progress
 /// finish for at most [`SHUTDOWN_GRACE`] and closes every connection.
-async fn serve(listener: tokio::net::TcpListener, app: Router) {
+async fn serve(listener: tokio::net::TcpListener, app: Router, signal: impl Future<Output = ()>) {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut connections = JoinSet::new();
-    let mut signal = pin!(shutdown());
+    let mut signal = pin!(signal);
     loop {
         let stream = tokio::select! {
+            // The signal first: clients arriving without pause do not delay it.
+            biased;
             _ = &mut signal => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -154,25 +160,28 @@ fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// A future that resolves on Ctrl-C (SIGINT) or SIGTERM. The signals are caught
+/// from this call on, not from the future's first poll, so one that arrives in
+/// between is not lost (nor does it kill the process).
+fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
+        })
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    {
+        let mut ctrl_c = tokio::signal::windows::ctrl_c()?;
+        Ok(async move {
+            ctrl_c.recv().await;
+        })
     }
 }
 

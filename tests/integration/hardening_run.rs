@@ -361,6 +361,25 @@ fn json_error(status: u16, body: &str) -> String {
         .to_string()
 }
 
+/// Sends SIGTERM to the server and waits for it to exit.
+fn terminate(mut server: Server, what: &str) -> std::process::Output {
+    let pid = server.child.id() as i32;
+    // SAFETY: sending SIGTERM to a child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let child = std::mem::replace(&mut server.child, Command::new("true").spawn().unwrap());
+    wait_or_hang(child, what)
+}
+
+#[test]
+fn a_shutdown_signal_sent_as_soon_as_the_address_is_announced_ends_the_server_cleanly() {
+    // The signal handlers are in place before the address is printed: a SIGTERM
+    // right after it is a clean exit, never a death by the signal's default action.
+    for _ in 0..20 {
+        let out = terminate(Server::start(moving_only()), "serve after an early SIGTERM");
+        assert!(out.status.success(), "{:?}", out.status);
+    }
+}
+
 #[test]
 fn a_client_that_never_finishes_its_request_does_not_hold_a_shutdown() {
     let server = Server::start(moving_only());
@@ -370,12 +389,7 @@ fn a_client_that_never_finishes_its_request_does_not_hold_a_shutdown() {
     // The server has the partial request once an answer on a second connection
     // came back after it.
     assert_eq!(server.get("/api/info").0, 200);
-    let pid = server.child.id() as i32;
-    // SAFETY: sending SIGTERM to the child this test started.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let mut server = server;
-    let child = std::mem::replace(&mut server.child, Command::new("true").spawn().unwrap());
-    let out = wait_or_hang(child, "serve after SIGTERM with a slow client open");
+    let out = terminate(server, "serve after SIGTERM with a slow client open");
     assert!(out.status.success(), "{:?}", out.status);
     drop(slow);
 }
