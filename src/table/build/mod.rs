@@ -463,160 +463,253 @@ pub fn build_with(
         .iter()
         .map(|&s| open_sector(&opts.db, idx, s).is_ok())
         .collect();
-    let mut recoder = match opts.form.recode_options() {
-        None => None,
-        Some(recode) => {
-            let (mut plan, mut readers) =
-                release_plan(idx, &pairs, &pair_done, &sectors, &sector_done);
-            let order = recode::order(&opts.db, idx, &pairs, &pair_done, &sectors, &sector_done);
-            observer.recode_order(&order);
-            if order != RecodeOrder::ReadersFirst {
-                // Each file recoded once it is free, in its place.
-                readers.clear();
-                plan.written = plan.free.clone();
-            }
-            let r = Recoder::start(
-                &opts.db,
-                idx,
-                opts.threads,
-                recode,
-                manifest.clone(),
-                readers,
-            )
-            .map_err(BuildError::Threads)?;
-            Some((r, plan))
-        }
-    };
-    // The slots a capture reaches in the subspaces and sectors solved, as their
-    // solve finds them, until the recoder takes them with their files.
-    let found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>> = Mutex::default();
-    // The recodes finished since the last report, as steps of the plan.
-    let report_recodes = |outcomes: Vec<(Sector, bool)>| {
-        for (s, recoded) in outcomes {
-            let step = recode_step(idx, s);
-            if recoded {
-                observer.done(&step);
-            } else {
-                observer.skipped(&step);
-            }
-        }
-    };
-    // Finished files are recoded first.
-    let release = |recoder: &Option<(Recoder, Release)>, step: Option<usize>| {
-        if let Some((r, plan)) = recoder {
-            report_recodes(r.outcomes());
-            for &s in plan.written.get(&step).into_iter().flatten() {
-                let known = found.lock().expect("found slots").remove(&s);
-                r.push(s, known);
-            }
-            for &s in plan.free.get(&step).into_iter().flatten() {
-                r.free(s);
-            }
-        }
-    };
-    release(&recoder, None);
+    let recodes = Recodes::start(
+        idx,
+        opts,
+        &manifest,
+        observer,
+        (&pairs, &pair_done),
+        (&sectors, &sector_done),
+    )?;
+    recodes.after(None)?;
     let mut reports = Vec::new();
-    for (i, (&pair, step)) in pairs.iter().zip(&pair_steps).enumerate() {
-        let slots = step.positions;
-        if pair_done[i] {
-            checkpoint::remove_of(&opts.db, &format!("{}-{}", pair.0, pair.1));
-            observer.skipped(step);
-            reports.push(PairReport::skipped(pair, slots));
-            release(&recoder, Some(i));
-            continue;
-        }
-        check_memory(idx, pair, recoder.as_ref().map(|r| &r.0))?;
-        for &(a, b) in &subspaces(pair) {
-            check_replaceable(&opts.db.join(file_name(a, b)))?;
-        }
-        let (report, reached) =
-            pool.install(|| build_pair(idx, opts, pair, step, observer, &manifest))?;
-        observer.done(step);
-        reports.push(report);
-        if recoder.is_some() {
-            let mut found = found.lock().expect("found slots");
-            found.extend(reached.into_iter().map(|(s, r)| (s, Arc::new(r))));
-        }
-        release(&recoder, Some(i));
-        if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
-            return Err(e.into());
-        }
-    }
+    let run = Run {
+        idx,
+        opts,
+        observer,
+        manifest: &manifest,
+        pool: &pool,
+        recodes: &recodes,
+    };
+    run.pairs(&pairs, &pair_steps, &pair_done, &mut reports)?;
     if !sectors.is_empty() {
         check_moving_present(&opts.db, idx, &sectors)?;
+        let first = pairs.len();
+        run.sectors(&sectors, &sector_steps, &sector_done, first, &mut reports)?;
+    }
+    recodes.finish()?;
+    observer.finished();
+    sync_manifest(&opts.db, idx)?;
+    Ok(reports)
+}
+
+/// What the solving steps of a build share.
+struct Run<'a> {
+    idx: &'static Index,
+    opts: &'a BuildOptions,
+    observer: &'a dyn Observer,
+    manifest: &'a Arc<Mutex<Manifest>>,
+    pool: &'a rayon::ThreadPool,
+    recodes: &'a Recodes<'a>,
+}
+
+impl Run<'_> {
+    /// Solves the moving-phase `pairs` not `done` (steps `0..`), in order.
+    fn pairs(
+        &self,
+        pairs: &[(u32, u32)],
+        steps: &[Step],
+        done: &[bool],
+        reports: &mut Vec<PairReport>,
+    ) -> Result<(), BuildError> {
+        let (idx, opts, observer) = (self.idx, self.opts, self.observer);
+        for (i, (&pair, step)) in pairs.iter().zip(steps).enumerate() {
+            if done[i] {
+                checkpoint::remove_of(&opts.db, &format!("{}-{}", pair.0, pair.1));
+                observer.skipped(step);
+                reports.push(PairReport::skipped(pair, step.positions));
+            } else {
+                check_memory(idx, pair, self.recodes.recoder())?;
+                for &(a, b) in &subspaces(pair) {
+                    check_replaceable(&opts.db.join(file_name(a, b)))?;
+                }
+                let (report, reached) = self
+                    .pool
+                    .install(|| build_pair(idx, opts, pair, step, observer, self.manifest))?;
+                observer.done(step);
+                reports.push(report);
+                for (s, r) in reached {
+                    self.recodes.found(s, r);
+                }
+            }
+            self.recodes.after(Some(i))?;
+        }
+        Ok(())
+    }
+
+    /// Solves the placement `sectors` not `done` (steps `first..`), in order.
+    fn sectors(
+        &self,
+        sectors: &[Sector],
+        steps: &[Step],
+        done: &[bool],
+        first: usize,
+        reports: &mut Vec<PairReport>,
+    ) -> Result<(), BuildError> {
+        let (idx, opts, observer) = (self.idx, self.opts, self.observer);
         let mut cache = ChildCache::default();
         // Reports of sectors solved with their partner (moves during placement),
         // for the partner's step.
         let mut solved_partners: Vec<PairReport> = Vec::new();
-        for (j, (&sector, step)) in sectors.iter().zip(&sector_steps).enumerate() {
+        for (j, (&sector, step)) in sectors.iter().zip(steps).enumerate() {
             let (k, l) = sector.counts();
-            let slots = step.positions;
-            let at = Some(pairs.len() + j);
-            if sector_done[j] {
+            if done[j] {
                 checkpoint::remove_of(&opts.db, &sector.name());
                 observer.skipped(step);
                 reports.push(PairReport {
                     sector: Some(sector),
-                    ..PairReport::skipped((k, l), slots)
+                    ..PairReport::skipped((k, l), step.positions)
                 });
-                release(&recoder, at);
-                continue;
-            }
-            if let Some(i) = solved_partners
+            } else if let Some(i) = solved_partners
                 .iter()
                 .position(|r| r.sector == Some(sector))
             {
                 // Solved and written with its partner, the step before.
                 observer.done(step);
                 reports.push(solved_partners.swap_remove(i));
-                release(&recoder, at);
-                continue;
-            }
-            check_replaceable(&opts.db.join(sector.file_name()))?;
-            if rules.move_in_placement {
-                let mut pair = pool.install(|| {
-                    build_moving_placement_pair(idx, opts, sector, step, observer, &manifest)
+            } else if idx.rules().move_in_placement {
+                check_replaceable(&opts.db.join(sector.file_name()))?;
+                let mut pair = self.pool.install(|| {
+                    build_moving_placement_pair(idx, opts, sector, step, observer, self.manifest)
                 })?;
                 observer.done(step);
                 reports.push(pair.remove(0));
                 solved_partners.extend(pair);
-                release(&recoder, at);
-                if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
-                    return Err(e.into());
+            } else {
+                check_replaceable(&opts.db.join(sector.file_name()))?;
+                let recoding = self.recodes.recoder();
+                let (report, reached) = self.pool.install(|| {
+                    build_sector(
+                        idx,
+                        (&opts.db, &opts.form.write_options()),
+                        sector,
+                        step,
+                        observer,
+                        self.manifest,
+                        (&mut cache, recoding),
+                    )
+                })?;
+                observer.done(step);
+                reports.push(report);
+                self.recodes.found(sector, reached);
+            }
+            self.recodes.after(Some(first + j))?;
+        }
+        Ok(())
+    }
+}
+
+/// The recodes of a build into a form that recodes its files ([`Form::Small`],
+/// [`Form::Serving`]): the recoder's thread, when each target is handed to it, and
+/// the slots the solve found that spare its recode a search. Nothing for
+/// [`Form::Fast`].
+struct Recodes<'a> {
+    recoder: Option<(Recoder, Release)>,
+    /// The slots a capture reaches in the subspaces and sectors solved, as their
+    /// solve finds them, until the recoder takes them with their files.
+    found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>>,
+    idx: &'static Index,
+    observer: &'a dyn Observer,
+}
+
+impl<'a> Recodes<'a> {
+    /// Starts the recoder of a run of the moving-phase `pairs` then the placement
+    /// `sectors`, each with whether it is finished already.
+    fn start(
+        idx: &'static Index,
+        opts: &BuildOptions,
+        manifest: &Arc<Mutex<Manifest>>,
+        observer: &'a dyn Observer,
+        (pairs, pair_done): (&[(u32, u32)], &[bool]),
+        (sectors, sector_done): (&[Sector], &[bool]),
+    ) -> Result<Recodes<'a>, BuildError> {
+        let recoder = match opts.form.recode_options() {
+            None => None,
+            Some(recode) => {
+                let (mut plan, mut readers) =
+                    release_plan(idx, pairs, pair_done, sectors, sector_done);
+                let order = recode::order(&opts.db, idx, pairs, pair_done, sectors, sector_done);
+                observer.recode_order(&order);
+                if order != RecodeOrder::ReadersFirst {
+                    // Each file recoded once it is free, in its place.
+                    readers.clear();
+                    plan.written = plan.free.clone();
                 }
-                continue;
-            }
-            let recoding = recoder.as_ref().map(|r| &r.0);
-            let (report, reached) = pool.install(|| {
-                build_sector(
+                let r = Recoder::start(
+                    &opts.db,
                     idx,
-                    (&opts.db, &opts.form.write_options()),
-                    sector,
-                    step,
-                    observer,
-                    &manifest,
-                    (&mut cache, recoding),
+                    opts.threads,
+                    recode,
+                    manifest.clone(),
+                    readers,
                 )
-            })?;
-            observer.done(step);
-            reports.push(report);
-            if recoding.is_some() {
-                let mut found = found.lock().expect("found slots");
-                found.insert(sector, Arc::new(reached));
+                .map_err(BuildError::Threads)?;
+                Some((r, plan))
             }
-            release(&recoder, at);
-            if let Some(e) = recoder.as_ref().and_then(|r| r.0.failure()) {
-                return Err(e.into());
+        };
+        Ok(Recodes {
+            recoder,
+            found: Mutex::default(),
+            idx,
+            observer,
+        })
+    }
+
+    /// The recoder, if the run recodes.
+    fn recoder(&self) -> Option<&Recoder> {
+        self.recoder.as_ref().map(|(r, _)| r)
+    }
+
+    /// Keeps the slots a capture reaches in `sector`, found by its solve, for
+    /// its recode.
+    fn found(&self, sector: Sector, reached: FreeSlots) {
+        if self.recoder.is_some() {
+            let mut found = self.found.lock().expect("found slots");
+            found.insert(sector, Arc::new(reached));
+        }
+    }
+
+    /// Reports the recodes finished since the last report, as steps of the plan.
+    fn report(&self, outcomes: Vec<(Sector, bool)>) {
+        for (s, recoded) in outcomes {
+            let step = recode_step(self.idx, s);
+            if recoded {
+                self.observer.done(&step);
+            } else {
+                self.observer.skipped(&step);
             }
         }
     }
-    if let Some((r, _)) = recoder.take() {
-        observer.recoding(r.pending());
-        r.finish(report_recodes)?;
+
+    /// After step `step` (`None`: before the first): hands the recoder the targets
+    /// it wrote and frees those no later step reads (finished files are recoded
+    /// first); a recode that failed ends the build.
+    fn after(&self, step: Option<usize>) -> Result<(), BuildError> {
+        let Some((r, plan)) = &self.recoder else {
+            return Ok(());
+        };
+        self.report(r.outcomes());
+        for &s in plan.written.get(&step).into_iter().flatten() {
+            let known = self.found.lock().expect("found slots").remove(&s);
+            r.push(s, known);
+        }
+        for &s in plan.free.get(&step).into_iter().flatten() {
+            r.free(s);
+        }
+        match r.failure() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
     }
-    observer.finished();
-    sync_manifest(&opts.db, idx)?;
-    Ok(reports)
+
+    /// Waits for the recodes still queued.
+    fn finish(mut self) -> Result<(), BuildError> {
+        if let Some((r, _)) = self.recoder.take() {
+            self.observer.recoding(r.pending());
+            r.finish(|outcomes| self.report(outcomes))?;
+        }
+        Ok(())
+    }
 }
 
 /// Takes from `dir` the files of `targets` that are not finished in the build's
