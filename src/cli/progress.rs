@@ -98,6 +98,30 @@ fn label(unit: Unit) -> String {
     }
 }
 
+/// What a build is to do, before it starts: its pairs, sectors and positions,
+/// and whether each file is recoded (files finished earlier are counted: the build
+/// names each as it checks and skips it).
+fn plan_line(rules: &Rules, steps: &[Step]) -> String {
+    let count = |f: fn(&Unit) -> bool| steps.iter().filter(|s| f(&s.unit)).count();
+    let pairs = count(|u| matches!(u, Unit::Pair(..)));
+    let sectors = count(|u| matches!(u, Unit::Sector(_)));
+    let recodes = count(|u| matches!(u, Unit::Recode(_)));
+    let positions: u64 = steps
+        .iter()
+        .filter(|s| !matches!(s.unit, Unit::Recode(_)))
+        .map(|s| s.positions)
+        .sum();
+    let recoded = if recodes > 0 {
+        format!(", each of the {recodes} files recoded as the build goes on")
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {pairs} moving-phase pairs and {sectors} placement sectors, {positions} positions{recoded}",
+        rules.name
+    )
+}
+
 impl Observer for BuildBars {
     fn plan(&self, steps: &[Step]) {
         let total: u64 = steps.iter().map(|s| s.work).sum();
@@ -114,6 +138,7 @@ impl Observer for BuildBars {
         );
         overall.set_prefix("all");
         let _ = self.overall.set(overall);
+        self.say(plan_line(self.rules, steps));
     }
 
     fn skipped(&self, step: &Step) {

@@ -435,3 +435,58 @@ fn a_build_reuses_the_files_of_rules_that_differ_only_in_the_full_board() {
         "{err}"
     );
 }
+
+/// A build's log opens with its plan, whose counts are those of the steps it then
+/// starts: its pairs and sectors (a `lasker` sector solved with its partner
+/// starts once for both), and the positions they hold.
+#[test]
+fn a_build_log_opens_with_the_plan_it_then_carries_out() {
+    for rules in ["standard-4", "lasker-3"] {
+        let dir = Scratch::new(&format!("plan-{rules}"));
+        let (ok, log) = build_logged(&["--rules", rules, "--form", "fast"], &dir, &[]);
+        assert!(ok, "{log}");
+        let plan = log.lines().next().unwrap();
+        let number = |after: &str| -> u64 {
+            let rest = plan.split(after).next().unwrap();
+            rest.split_whitespace().last().unwrap().parse().unwrap()
+        };
+        let (pairs, sectors) = (number(" moving-phase pairs"), number(" placement sectors"));
+        let positions = number(" positions");
+        assert!(plan.starts_with(&format!("[0:00:00] {rules}: ")), "{plan}");
+        // `K-L: started, N positions` and `K-L-HK-HL: started, N positions...`,
+        // N the positions of both sectors when a pair of sectors is solved at once.
+        let started: Vec<(usize, u64)> = log
+            .lines()
+            .filter_map(|l| {
+                let (name, rest) = l.split_once("] ")?.1.split_once(": started, ")?;
+                let n: u64 = rest.split_whitespace().next()?.parse().ok()?;
+                Some((name.matches('-').count(), n))
+            })
+            .collect();
+        let started_sectors = started.iter().filter(|s| s.0 == 3).count() as u64;
+        assert_eq!(
+            started.iter().filter(|s| s.0 == 1).count() as u64,
+            pairs,
+            "{log}"
+        );
+        assert!(sectors > 0 && started_sectors <= sectors, "{log}");
+        let mut logged: u64 = started.iter().filter(|s| s.0 == 1).map(|s| s.1).sum();
+        // Each sector's positions, from the files the build wrote.
+        let tb = Tablebase::open(&dir).unwrap();
+        let idx = Index::for_rules(tb.rules());
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let Some(stem) = name.strip_suffix(".mdb") else {
+                continue;
+            };
+            let n: Vec<u32> = stem.split('-').map(|x| x.parse().unwrap()).collect();
+            if n.len() == 4 {
+                logged += idx.size(n[0], n[1]);
+                files += 1;
+            }
+        }
+        assert_eq!(files, sectors, "{log}");
+        assert_eq!(logged, positions, "{log}");
+    }
+}
