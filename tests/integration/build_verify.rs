@@ -453,8 +453,8 @@ fn a_build_log_opens_with_the_plan_it_then_carries_out() {
         let (pairs, sectors) = (number(" moving-phase pairs"), number(" placement sectors"));
         let positions = number(" positions");
         assert!(plan.starts_with(&format!("[0:00:00] {rules}: ")), "{plan}");
-        // `K-L: started, N positions` and `K-L-HK-HL: started, N positions...`,
-        // N the positions of both sectors when a pair of sectors is solved at once.
+        // `K-L: started, N positions` (N: both subspaces of the pair) and
+        // `K-L-HK-HL: started, N positions...` (N: that sector's alone).
         let started: Vec<(usize, u64)> = log
             .lines()
             .filter_map(|l| {
