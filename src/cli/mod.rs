@@ -1,9 +1,11 @@
 //! Command-line interface: one file per subcommand.
 
+mod active;
 mod arena;
 mod args;
 mod board;
 mod db;
+mod eta;
 mod exam;
 mod info;
 mod oracle;

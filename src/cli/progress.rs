@@ -1,15 +1,29 @@
 //! Progress of a build on the terminal: the build's events
-//! ([`millbase::table::build::Observer`]) drawn as indicatif bars, one overall
-//! (weighted by the work of each step, so its ETA is honest) and one per pair or
-//! sector; plain lines when standard error is not a terminal.
+//! ([`millbase::table::build::Observer`]) drawn as indicatif bars, one overall and
+//! one per pair or sector; plain lines when standard error is not a terminal.
+//!
+//! The overall figures come from an [`Estimator`] fed every event at its active
+//! time ([`super::active`]): the work done counts the running step's solved
+//! fraction, and the time left is each kind's work left at the rate this run
+//! measured for it (see [`super::eta`]). A ticker thread reads the clock every
+//! second, so that a step's long stretches without events count, and redraws the
+//! overall bar.
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use super::active::ActiveClock;
+use super::eta::{Estimator, clock, format_eta};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use millbase::Rules;
 use millbase::table::build::{Observer, RecodeOrder, Step, Unit};
 use millbase::table::sector::Sector;
-use std::fmt;
 use std::io::IsTerminal;
-use std::sync::{Mutex, OnceLock};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often the ticker reads the active clock: well under
+/// [`super::active::MAX_GAP`], so that only a stopped process loses time.
+const TICK: Duration = Duration::from_secs(1);
 
 /// Progress bars of a build.
 pub struct BuildBars {
@@ -22,6 +36,83 @@ pub struct BuildBars {
     /// Standard error is not a terminal (a log file, `nohup`, CI): bars are not
     /// drawn there, so each start and end is a plain line with the overall ETA.
     plain: bool,
+    /// The estimate and its clock, shared with the ticker.
+    tally: Arc<Mutex<Tally>>,
+    /// The ticker, from the plan to the end.
+    ticker: Mutex<Option<Ticker>>,
+}
+
+/// The estimator (once the plan is known) and the active clock its events are
+/// read on.
+struct Tally {
+    clock: ActiveClock,
+    estimator: Option<Estimator>,
+}
+
+impl Tally {
+    /// Gives `event` the estimator and the active time now.
+    fn at_now(&mut self, event: impl FnOnce(&mut Estimator, Duration)) {
+        let at = self.clock.at(Instant::now());
+        if let Some(e) = &mut self.estimator {
+            event(e, at);
+        }
+    }
+
+    /// The work done and the work of the plan, and the time left as shown.
+    fn figures(&self) -> (f64, f64, String) {
+        match &self.estimator {
+            Some(e) => {
+                let (done, total) = e.progress();
+                (done, total, format_eta(e.eta()))
+            }
+            None => (0.0, 0.0, format_eta(None)),
+        }
+    }
+
+    /// Sets the overall bar to the figures.
+    fn draw(&self, bar: &ProgressBar) {
+        let (done, total, eta) = self.figures();
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(eta);
+    }
+}
+
+/// The thread that reads the active clock every [`TICK`] and redraws the overall
+/// bar, until stopped.
+struct Ticker {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+impl Ticker {
+    /// Starts it on `tally`, drawing `bar`; `None` if no thread could be made
+    /// (the clock is then read at events only).
+    fn start(tally: Arc<Mutex<Tally>>, bar: ProgressBar) -> Option<Ticker> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("progress".into())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
+                    let mut t = lock(&tally);
+                    t.at_now(|e, at| e.advance(at));
+                    t.draw(&bar);
+                }
+            })
+            .ok()?;
+        Some(Ticker { stop, thread })
+    }
+
+    /// Stops it and waits for its thread.
+    fn stop(self) {
+        drop(self.stop);
+        let _ = self.thread.join();
+    }
+}
+
+/// `mutex`'s guard, also if a thread panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl BuildBars {
@@ -39,6 +130,11 @@ impl BuildBars {
             overall: OnceLock::new(),
             bars: Mutex::new(Vec::new()),
             plain,
+            tally: Arc::new(Mutex::new(Tally {
+                clock: ActiveClock::new(Instant::now()),
+                estimator: None,
+            })),
+            ticker: Mutex::new(None),
         }
     }
 
@@ -48,25 +144,44 @@ impl BuildBars {
         self.overall.get_or_init(ProgressBar::hidden)
     }
 
-    /// Prints `line` above the bars, or as a plain line with the time so far and
-    /// the overall ETA when standard error is not a terminal.
+    /// Prints `line` above the bars, or, when standard error is not a terminal,
+    /// as a plain line `[CLOCK] LINE; P% of the work, ETA H:MM:SS` (or `ETA
+    /// unknown`). `CLOCK` is the wall time since the plan, stops included; the
+    /// ETA is in active time, from now.
     fn say(&self, line: String) {
         let o = self.overall();
+        let elapsed = clock(o.elapsed());
         if self.plain {
-            let percent = 100.0 * o.position() as f64 / o.length().unwrap_or(1).max(1) as f64;
-            eprintln!(
-                "[{}] {line}; {percent:.1}% of the work, ETA {}",
-                clock(o.elapsed()),
-                average_eta(o.elapsed(), o.position(), o.length())
-            );
+            let (done, total, eta) = lock(&self.tally).figures();
+            let percent = if total > 0.0 {
+                100.0 * done / total
+            } else {
+                0.0
+            };
+            eprintln!("[{elapsed}] {line}; {percent:.1}% of the work, ETA {eta}");
         } else {
-            o.println(format!("[{}] {line}", clock(o.elapsed())));
+            o.println(format!("[{elapsed}] {line}"));
+        }
+    }
+
+    /// Gives `event` the estimator and the active time now, and redraws the
+    /// overall bar.
+    fn update(&self, event: impl FnOnce(&mut Estimator, Duration)) {
+        let mut t = lock(&self.tally);
+        t.at_now(event);
+        t.draw(self.overall());
+    }
+
+    /// Stops the ticker, if it runs.
+    fn stop_ticker(&self) {
+        if let Some(t) = lock(&self.ticker).take() {
+            t.stop();
         }
     }
 
     /// The bar of `unit`, if it is being built.
     fn bar(&self, unit: Unit) -> Option<ProgressBar> {
-        let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        let bars = lock(&self.bars);
         bars.iter()
             .find(|(u, _)| *u == unit)
             .map(|(_, b)| b.clone())
@@ -86,6 +201,17 @@ impl BuildBars {
             format!("{positions} positions, solved alone (its own mirror)")
         } else {
             format!("{positions} positions, solved with {m} as a pair")
+        }
+    }
+
+    /// The step solved with `unit`'s, whose report comes as it ends, with no
+    /// start: the mirror of a sector whose stones move during placement.
+    fn partner(&self, unit: Unit) -> Option<Unit> {
+        match unit {
+            Unit::Sector(s) if self.rules.move_in_placement && s.mirror() != s => {
+                Some(Unit::Sector(s.mirror()))
+            }
+            _ => None,
         }
     }
 }
@@ -124,26 +250,28 @@ fn plan_line(rules: &Rules, steps: &[Step]) -> String {
 
 impl Observer for BuildBars {
     fn plan(&self, steps: &[Step]) {
-        let total: u64 = steps.iter().map(|s| s.work).sum();
-        let overall = self.multi.add(ProgressBar::new(total));
+        // Drawn once its figures are set.
+        let overall = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         overall.set_style(
             ProgressStyle::with_template(
-                "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {average_eta}",
+                "{prefix:>8} [{elapsed_precise}] {wide_bar} {percent:>3}% of the work, ETA {msg}",
             )
-            .expect("valid template")
-            .with_key("average_eta", |state: &ProgressState, w: &mut dyn fmt::Write| {
-                let eta = average_eta(state.elapsed(), state.pos(), state.len());
-                let _ = w.write_str(&eta);
-            }),
+            .expect("valid template"),
         );
         overall.set_prefix("all");
-        let _ = self.overall.set(overall);
+        {
+            let mut t = lock(&self.tally);
+            t.estimator = Some(Estimator::new(steps));
+            t.draw(&overall);
+        }
+        let overall = self.multi.add(overall);
+        let _ = self.overall.set(overall.clone());
+        *lock(&self.ticker) = Ticker::start(self.tally.clone(), overall);
         self.say(plan_line(self.rules, steps));
     }
 
     fn skipped(&self, step: &Step) {
-        let o = self.overall();
-        o.set_length(o.length().unwrap_or(0) - step.work);
+        self.update(|e, at| e.skipped(step, at));
         let what = match step.unit {
             Unit::Recode(_) => "recoded earlier, checked, kept",
             _ => "finished earlier, checked, skipped",
@@ -152,6 +280,8 @@ impl Observer for BuildBars {
     }
 
     fn started(&self, step: &Step) {
+        let partner = self.partner(step.unit);
+        self.update(|e, at| e.started(step, partner, at));
         let bar = self.multi.add(ProgressBar::new(1000));
         let (width, what) = match step.unit {
             Unit::Pair(..) => (8, format!("{} positions", step.positions)),
@@ -168,13 +298,11 @@ impl Observer for BuildBars {
             self.say(format!("{}: started, {what}", label(step.unit)));
         }
         bar.set_message(what);
-        self.bars
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((step.unit, bar));
+        lock(&self.bars).push((step.unit, bar));
     }
 
     fn stage(&self, step: &Step, stage: &str) {
+        self.update(|e, at| e.stage(step, stage, at));
         if let Some(bar) = self.bar(step.unit) {
             bar.set_message(stage.to_string());
         }
@@ -192,18 +320,19 @@ impl Observer for BuildBars {
     }
 
     fn fraction(&self, step: &Step, fraction: f64) {
+        self.update(|e, at| e.fraction(step, fraction, at));
         if let Some(bar) = self.bar(step.unit) {
             bar.set_position((fraction * 1000.0) as u64);
         }
     }
 
     fn done(&self, step: &Step) {
-        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bars = lock(&self.bars);
         if let Some(i) = bars.iter().position(|(u, _)| *u == step.unit) {
             bars.remove(i).1.finish_and_clear();
         }
         drop(bars);
-        self.overall().inc(step.work);
+        self.update(|e, at| e.done(step, at));
         let what = match step.unit {
             Unit::Recode(_) => "recoded",
             _ => "done",
@@ -236,39 +365,15 @@ impl Observer for BuildBars {
     }
 
     fn finished(&self) {
+        self.stop_ticker();
+        self.update(|e, at| e.advance(at));
         self.overall().finish();
     }
 }
 
-/// The time left if the rest of the work goes at this run's average rate so
-/// far: `elapsed * left / done`, or "unknown" before any work is done. (The
-/// overall bar moves in steps of whole pairs and sectors, which the recent-rate
-/// estimate of a progress bar turns into wild swings; the average does not.)
-fn average_eta(elapsed: std::time::Duration, done: u64, total: Option<u64>) -> String {
-    let left = total.unwrap_or(done).saturating_sub(done);
-    if done == 0 {
-        return "unknown".into();
-    }
-    let secs = elapsed.as_secs_f64() * left as f64 / done as f64;
-    clock(std::time::Duration::from_secs_f64(secs))
-}
-
-/// `h:mm:ss`.
-fn clock(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn the_eta_is_the_average_rate_so_far() {
-        let min = |m: u64| Duration::from_secs(60 * m);
-        assert_eq!(average_eta(min(25), 25, Some(100)), "1:15:00");
-        assert_eq!(average_eta(min(25), 100, Some(100)), "0:00:00");
-        assert_eq!(average_eta(min(1), 0, Some(100)), "unknown");
+impl Drop for BuildBars {
+    /// A build that failed stops the ticker here.
+    fn drop(&mut self) {
+        self.stop_ticker();
     }
 }

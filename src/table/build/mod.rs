@@ -330,10 +330,11 @@ pub fn sync_manifest(db: &Path, idx: &Index) -> Result<Manifest, BuildError> {
 }
 
 /// The cost of solving one moving-phase slot and one placement slot, in units of
-/// [`Step::work`], so that an estimate of the time left stays honest across both
-/// phases. Measured: large moving-phase pairs solve about 1.15 M slots/s per thread,
-/// placement sectors about 2 M/s (see the README's benchmarks), so a placement slot
-/// costs about 3/5 of a moving-phase slot.
+/// [`Step::work`]: the prior weights of an estimate of the time left, which may
+/// replace them by each kind's cost measured in the run. Measured: large
+/// moving-phase pairs solve about 1.15 M slots/s per thread, placement sectors
+/// about 2 M/s (see the README's benchmarks), so a placement slot costs about 3/5
+/// of a moving-phase slot.
 const MOVING_WEIGHT: u64 = 5;
 /// See [`MOVING_WEIGHT`].
 const PLACEMENT_WEIGHT: u64 = 3;
@@ -523,9 +524,10 @@ impl Run<'_> {
                 for &(a, b) in &subspaces(pair) {
                     check_replaceable(&opts.db.join(file_name(a, b)))?;
                 }
+                let polling = Polling(self.recodes);
                 let (report, reached) = self
                     .pool
-                    .install(|| build_pair(idx, opts, pair, step, observer, self.manifest))?;
+                    .install(|| build_pair(idx, opts, pair, step, &polling, self.manifest))?;
                 observer.done(step);
                 reports.push(report);
                 for (s, r) in reached {
@@ -569,8 +571,9 @@ impl Run<'_> {
                 reports.push(solved_partners.swap_remove(i));
             } else if idx.rules().move_in_placement {
                 check_replaceable(&opts.db.join(sector.file_name()))?;
+                let polling = Polling(self.recodes);
                 let mut pair = self.pool.install(|| {
-                    build_moving_placement_pair(idx, opts, sector, step, observer, self.manifest)
+                    build_moving_placement_pair(idx, opts, sector, step, &polling, self.manifest)
                 })?;
                 observer.done(step);
                 reports.push(pair.remove(0));
@@ -578,13 +581,14 @@ impl Run<'_> {
             } else {
                 check_replaceable(&opts.db.join(sector.file_name()))?;
                 let recoding = self.recodes.recoder();
+                let polling = Polling(self.recodes);
                 let (report, reached) = self.pool.install(|| {
                     build_sector(
                         idx,
                         (&opts.db, &opts.form.write_options()),
                         sector,
                         step,
-                        observer,
+                        &polling,
                         self.manifest,
                         (&mut cache, recoding),
                     )
@@ -610,6 +614,9 @@ struct Recodes<'a> {
     found: Mutex<BTreeMap<Sector, Arc<FreeSlots>>>,
     idx: &'static Index,
     observer: &'a dyn Observer,
+    /// Held while finished recodes are taken and reported: reports from the
+    /// solve's threads ([`Polling`]) and between steps keep the recoder's order.
+    reporting: Mutex<()>,
 }
 
 impl<'a> Recodes<'a> {
@@ -652,6 +659,7 @@ impl<'a> Recodes<'a> {
             found: Mutex::default(),
             idx,
             observer,
+            reporting: Mutex::default(),
         })
     }
 
@@ -666,6 +674,14 @@ impl<'a> Recodes<'a> {
         if self.recoder.is_some() {
             let mut found = self.found.lock().expect("found slots");
             found.insert(sector, Arc::new(reached));
+        }
+    }
+
+    /// Reports the recodes the recoder finished since the last report.
+    fn poll(&self) {
+        if let Some((r, _)) = &self.recoder {
+            let _order = self.reporting.lock().unwrap_or_else(|e| e.into_inner());
+            self.report(r.outcomes());
         }
     }
 
@@ -688,7 +704,7 @@ impl<'a> Recodes<'a> {
         let Some((r, plan)) = &self.recoder else {
             return Ok(());
         };
-        self.report(r.outcomes());
+        self.poll();
         for &s in plan.written.get(&step).into_iter().flatten() {
             let known = self.found.lock().expect("found slots").remove(&s);
             r.push(s, known);
@@ -709,6 +725,49 @@ impl<'a> Recodes<'a> {
             r.finish(|outcomes| self.report(outcomes))?;
         }
         Ok(())
+    }
+}
+
+/// The observer a solve reports to: the build's, told at each of the solve's
+/// fractions the recodes finished since the last report, so that each recode is
+/// reported about when it ends (its time then counts as it passes), not when the
+/// step being solved, which may take an hour, does.
+struct Polling<'a>(&'a Recodes<'a>);
+
+impl Observer for Polling<'_> {
+    fn plan(&self, steps: &[Step]) {
+        self.0.observer.plan(steps);
+    }
+    fn skipped(&self, step: &Step) {
+        self.0.observer.skipped(step);
+    }
+    fn reused(&self, from: &Path, files: usize) {
+        self.0.observer.reused(from, files);
+    }
+    fn started(&self, step: &Step) {
+        self.0.observer.started(step);
+    }
+    fn stage(&self, step: &Step, stage: &str) {
+        self.0.observer.stage(step, stage);
+    }
+    fn fraction(&self, step: &Step, fraction: f64) {
+        self.0.poll();
+        self.0.observer.fraction(step, fraction);
+    }
+    fn note(&self, step: &Step, note: &str) {
+        self.0.observer.note(step, note);
+    }
+    fn done(&self, step: &Step) {
+        self.0.observer.done(step);
+    }
+    fn recode_order(&self, order: &RecodeOrder) {
+        self.0.observer.recode_order(order);
+    }
+    fn recoding(&self, files: usize) {
+        self.0.observer.recoding(files);
+    }
+    fn finished(&self) {
+        self.0.observer.finished();
     }
 }
 

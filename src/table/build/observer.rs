@@ -26,9 +26,11 @@ pub struct Step {
     pub unit: Unit,
     /// Its positions (slots), both subspaces of a pair together.
     pub positions: u64,
-    /// Its work in units comparable across the phases (positions weighted by
-    /// what solving one costs in its phase), so that an estimate of the time left
-    /// over the plan's total work stays honest from one phase to the next.
+    /// Its work in units comparable across the kinds of step: its positions
+    /// weighted by a prior guess of what one costs in its kind (a moving-phase
+    /// pair, a placement sector, a recode). An estimate of the time left can start
+    /// from these weights, and replace them by each kind's cost measured as the
+    /// build goes on (as the `millbase` program's does).
     pub work: u64,
 }
 
@@ -43,7 +45,8 @@ pub struct Step {
 /// A build into the small form also plans a [`Unit::Recode`] step for each file
 /// of the run: each is reported [`done`](Observer::done) once recoded, or
 /// [`skipped`](Observer::skipped) if found in that form already, in the order the
-/// recoding takes them, between the solve's events and after the last step (no
+/// recoding takes them, between steps, at a solve's [`fraction`](Observer::fraction)
+/// calls (from its threads, just before the fraction) and after the last step (no
 /// `started`: the recodes run on their own threads). A build that fails stops
 /// its events where it failed.
 pub trait Observer: Sync {
