@@ -490,3 +490,35 @@ fn a_build_log_opens_with_the_plan_it_then_carries_out() {
         assert_eq!(logged, positions, "{log}");
     }
 }
+
+/// The plain log's progress, line by line: the share of the work done never
+/// falls and ends at 100.0%, and the ETA is `unknown` or `h:mm:ss`, 0:00:00 at
+/// the end. Both with the files recoded as the build goes (recodes reported
+/// while the solves run) and without.
+#[test]
+fn a_build_logs_a_share_of_the_work_that_only_grows_to_the_whole() {
+    let is_clock = |s: &str| {
+        let parts: Vec<&str> = s.split(':').collect();
+        parts.len() == 3
+            && parts.iter().all(|p| p.parse::<u64>().is_ok())
+            && parts[1..].iter().all(|p| p.len() == 2)
+    };
+    for (rules, form) in [("standard-4", "small"), ("lasker-3", "fast")] {
+        let dir = Scratch::new(&format!("progress-{rules}"));
+        let (ok, log) = build_logged(&["--rules", rules, "--form", form], &dir, &[]);
+        assert!(ok, "{log}");
+        let (mut last, mut eta, mut lines) = (0.0f64, String::new(), 0);
+        for line in log.lines().filter(|l| l.contains("% of the work, ETA ")) {
+            let tail = line.rsplit_once("; ").unwrap().1;
+            let percent: f64 = tail.split('%').next().unwrap().parse().unwrap();
+            assert!(percent >= last, "{percent}% after {last}%: {line}\n{log}");
+            last = percent;
+            eta = tail.rsplit_once("ETA ").unwrap().1.to_string();
+            assert!(eta == "unknown" || is_clock(&eta), "{line}");
+            lines += 1;
+        }
+        assert!(lines > 10, "{log}");
+        assert_eq!(last, 100.0, "{log}");
+        assert_eq!(eta, "0:00:00", "{log}");
+    }
+}
