@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 /// [`super::active::MAX_GAP`], so that only a stopped process loses time.
 const TICK: Duration = Duration::from_secs(1);
 
+/// How often a build whose standard error is not a terminal logs where it is
+/// while a step runs (a pair or sector can take hours), in ticks: 10 minutes.
+const STATUS_TICKS: u32 = 600;
+
 /// Progress bars of a build.
 pub struct BuildBars {
     rules: &'static Rules,
@@ -47,6 +51,18 @@ pub struct BuildBars {
 struct Tally {
     clock: ActiveClock,
     estimator: Option<Estimator>,
+    /// The step being solved, for the status lines of a plain log.
+    status: Option<Status>,
+}
+
+/// Where the step being solved is.
+struct Status {
+    /// Its label ([`label`]).
+    label: String,
+    /// Its stage (`started` until it names one).
+    stage: String,
+    /// The fraction of the stage done.
+    fraction: f64,
 }
 
 impl Tally {
@@ -69,6 +85,32 @@ impl Tally {
         }
     }
 
+    /// A plain log's line: `[CLOCK] LINE; P% of the work, ETA H:MM:SS` (or `ETA
+    /// unknown`), `elapsed` the wall time since the plan.
+    fn plain_line(&self, elapsed: Duration, line: &str) -> String {
+        let (done, total, eta) = self.figures();
+        let percent = if total > 0.0 {
+            100.0 * done / total
+        } else {
+            0.0
+        };
+        format!(
+            "[{}] {line}; {percent:.1}% of the work, ETA {eta}",
+            clock(elapsed)
+        )
+    }
+
+    /// Where the step being solved is, for a plain log: `K-L: STAGE, P% of it`.
+    fn status_line(&self) -> Option<String> {
+        let s = self.status.as_ref()?;
+        Some(format!(
+            "{}: {}, {:.0}% of it",
+            s.label,
+            s.stage,
+            100.0 * s.fraction
+        ))
+    }
+
     /// Sets the overall bar to the figures.
     fn draw(&self, bar: &ProgressBar) {
         let (done, total, eta) = self.figures();
@@ -86,17 +128,26 @@ struct Ticker {
 }
 
 impl Ticker {
-    /// Starts it on `tally`, drawing `bar`; `None` if no thread could be made
+    /// Starts it on `tally`, drawing `bar`, and with `plain` logging where the
+    /// running step is every [`STATUS_TICKS`]; `None` if no thread could be made
     /// (the clock is then read at events only).
-    fn start(tally: Arc<Mutex<Tally>>, bar: ProgressBar) -> Option<Ticker> {
+    fn start(tally: Arc<Mutex<Tally>>, bar: ProgressBar, plain: bool) -> Option<Ticker> {
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("progress".into())
             .spawn(move || {
+                let mut ticks = 0u32;
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(TICK) {
                     let mut t = lock(&tally);
                     t.at_now(|e, at| e.advance(at));
                     t.draw(&bar);
+                    ticks += 1;
+                    if plain
+                        && ticks.is_multiple_of(STATUS_TICKS)
+                        && let Some(status) = t.status_line()
+                    {
+                        eprintln!("{}", t.plain_line(bar.elapsed(), &status));
+                    }
                 }
             })
             .ok()?;
@@ -133,6 +184,7 @@ impl BuildBars {
             tally: Arc::new(Mutex::new(Tally {
                 clock: ActiveClock::new(Instant::now()),
                 estimator: None,
+                status: None,
             })),
             ticker: Mutex::new(None),
         }
@@ -150,17 +202,10 @@ impl BuildBars {
     /// ETA is in active time, from now.
     fn say(&self, line: String) {
         let o = self.overall();
-        let elapsed = clock(o.elapsed());
         if self.plain {
-            let (done, total, eta) = lock(&self.tally).figures();
-            let percent = if total > 0.0 {
-                100.0 * done / total
-            } else {
-                0.0
-            };
-            eprintln!("[{elapsed}] {line}; {percent:.1}% of the work, ETA {eta}");
+            eprintln!("{}", lock(&self.tally).plain_line(o.elapsed(), &line));
         } else {
-            o.println(format!("[{elapsed}] {line}"));
+            o.println(format!("[{}] {line}", clock(o.elapsed())));
         }
     }
 
@@ -170,6 +215,15 @@ impl BuildBars {
         let mut t = lock(&self.tally);
         t.at_now(event);
         t.draw(self.overall());
+    }
+
+    /// Changes the stage and fraction of the status of `unit`, if it is the step
+    /// being solved.
+    fn set_status(&self, unit: Unit, change: impl FnOnce(&mut Status)) {
+        let mut t = lock(&self.tally);
+        if let Some(s) = t.status.as_mut().filter(|s| s.label == label(unit)) {
+            change(s);
+        }
     }
 
     /// Stops the ticker, if it runs.
@@ -266,7 +320,7 @@ impl Observer for BuildBars {
         }
         let overall = self.multi.add(overall);
         let _ = self.overall.set(overall.clone());
-        *lock(&self.ticker) = Ticker::start(self.tally.clone(), overall);
+        *lock(&self.ticker) = Ticker::start(self.tally.clone(), overall, self.plain);
         self.say(plan_line(self.rules, steps));
     }
 
@@ -282,6 +336,13 @@ impl Observer for BuildBars {
     fn started(&self, step: &Step) {
         let partner = self.partner(step.unit);
         self.update(|e, at| e.started(step, partner, at));
+        if !matches!(step.unit, Unit::Recode(_)) {
+            lock(&self.tally).status = Some(Status {
+                label: label(step.unit),
+                stage: "started".into(),
+                fraction: 0.0,
+            });
+        }
         let bar = self.multi.add(ProgressBar::new(1000));
         let (width, what) = match step.unit {
             Unit::Pair(..) => (8, format!("{} positions", step.positions)),
@@ -303,6 +364,10 @@ impl Observer for BuildBars {
 
     fn stage(&self, step: &Step, stage: &str) {
         self.update(|e, at| e.stage(step, stage, at));
+        self.set_status(step.unit, |s| {
+            s.stage = stage.to_string();
+            s.fraction = 0.0;
+        });
         if let Some(bar) = self.bar(step.unit) {
             bar.set_message(stage.to_string());
         }
@@ -321,6 +386,7 @@ impl Observer for BuildBars {
 
     fn fraction(&self, step: &Step, fraction: f64) {
         self.update(|e, at| e.fraction(step, fraction, at));
+        self.set_status(step.unit, |s| s.fraction = fraction.clamp(0.0, 1.0));
         if let Some(bar) = self.bar(step.unit) {
             bar.set_position((fraction * 1000.0) as u64);
         }
@@ -333,6 +399,14 @@ impl Observer for BuildBars {
         }
         drop(bars);
         self.update(|e, at| e.done(step, at));
+        let mut t = lock(&self.tally);
+        if t.status
+            .as_ref()
+            .is_some_and(|s| s.label == label(step.unit))
+        {
+            t.status = None;
+        }
+        drop(t);
         let what = match step.unit {
             Unit::Recode(_) => "recoded",
             _ => "done",
@@ -375,5 +449,38 @@ impl Drop for BuildBars {
     /// A build that failed stops the ticker here.
     fn drop(&mut self) {
         self.stop_ticker();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain log's status line names the running step, its stage and how much
+    /// of the stage is done, with the overall figures; none between steps.
+    #[test]
+    fn a_status_line_says_where_the_running_step_is() {
+        let step = Step {
+            unit: Unit::Pair(9, 8),
+            positions: 1000,
+            work: 5000,
+        };
+        let mut tally = Tally {
+            clock: ActiveClock::new(Instant::now()),
+            estimator: Some(Estimator::new(std::slice::from_ref(&step))),
+            status: None,
+        };
+        assert_eq!(tally.status_line(), None);
+        tally.status = Some(Status {
+            label: label(step.unit),
+            stage: "layer 27".into(),
+            fraction: 0.456,
+        });
+        let status = tally.status_line().unwrap();
+        assert_eq!(status, "9-8: layer 27, 46% of it");
+        assert_eq!(
+            tally.plain_line(Duration::from_secs(3725), &status),
+            "[1:02:05] 9-8: layer 27, 46% of it; 0.0% of the work, ETA unknown"
+        );
     }
 }
