@@ -5,8 +5,9 @@
 //! **Work.** Each step of the plan comes with its work ([`Step::work`]): its
 //! positions times a fixed weight of its kind, the build's prior guess of what a
 //! position costs. The work done counts the finished steps and the solved fraction
-//! of the running one, so it moves during a long step and never backwards; the
-//! percentage shown is of the work of the steps not skipped.
+//! of the running one, so it moves during a long step and never backwards. The
+//! steps an earlier run finished count as done, so that the percentage shown is
+//! of the whole build, and a resumed build goes on from where it stopped.
 //!
 //! **Kinds.** The cost of a position differs between the kinds of step (a
 //! moving-phase pair, a placement sector, the recode of a file) by ratios that
@@ -97,11 +98,12 @@ enum State {
 /// What the estimator knows of one kind.
 #[derive(Clone, Copy, Debug, Default)]
 struct Book {
-    /// The work of its steps not skipped.
+    /// The work of its steps.
     planned: f64,
-    /// The work of its finished steps.
+    /// The work of its finished steps, and of those skipped.
     finished: f64,
-    /// Of `finished`, the part earlier runs did (restored from checkpoints).
+    /// Of `finished`, the part earlier runs did: the steps skipped, and what a
+    /// step resumed from a checkpoint restored.
     earlier: f64,
     /// Active seconds spent on it.
     seconds: f64,
@@ -217,8 +219,8 @@ impl Estimator {
         }
     }
 
-    /// `step` was finished by an earlier run: its work leaves the plan, and its
-    /// files may be recoded.
+    /// `step` was finished by an earlier run: its work is done, by no work of
+    /// this run's, and its files may be recoded.
     pub fn skipped(&mut self, step: &Step, at: Duration) {
         self.advance(at);
         let Some(i) = self.find(step.unit) else {
@@ -229,7 +231,9 @@ impl Estimator {
             return;
         }
         self.steps[i].1 = State::Skipped;
-        self.books[Kind::of(step.unit).index()].planned -= self.steps[i].0.work as f64;
+        let b = &mut self.books[Kind::of(step.unit).index()];
+        b.finished += self.steps[i].0.work as f64;
+        b.earlier += self.steps[i].0.work as f64;
         self.reported(step.unit);
     }
 
@@ -335,7 +339,7 @@ impl Estimator {
         }
     }
 
-    /// The work done and the work of the plan's steps not skipped.
+    /// The work done, by this run and earlier ones, and the work of the plan.
     pub fn progress(&self) -> (f64, f64) {
         let finished: f64 = self.books.iter().map(|b| b.finished).sum();
         let planned: f64 = self.books.iter().map(|b| b.planned).sum();
@@ -735,18 +739,22 @@ mod tests {
     }
 
     #[test]
-    fn skipped_steps_leave_the_plan_and_their_files_wait_for_their_recode() {
-        let (m1, m2) = (pair(3, 3, 1000), pair(4, 3, 1000));
+    fn skipped_steps_are_done_work_of_no_rate_and_their_files_wait_for_their_recode() {
+        let (m1, m2, m3) = (pair(3, 3, 1000), pair(4, 3, 1000), pair(4, 4, 1000));
         let r33 = recode(3, 3, 500);
-        let mut e = Estimator::new(&[m1, m2, r33]);
+        let mut e = Estimator::new(&[m1, m2, m3, r33]);
         e.skipped(&m1, secs(0.0));
-        assert_progress(&e, 0.0, 1500.0);
+        // The share is of the whole build: a resumed one goes on from where it stopped.
+        assert_progress(&e, 1000.0, 3500.0);
+        assert_eq!(e.eta(), None);
         // 3-3 is recoded while 4-3 is solved.
         e.started(&m2, None, secs(10.0));
         e.done(&r33, secs(30.0));
         assert_eq!(e.books[Kind::Recode.index()].seconds, 10.0 + 10.0);
         e.done(&m2, secs(50.0));
-        assert_progress(&e, 1500.0, 1500.0);
+        assert_progress(&e, 2500.0, 3500.0);
+        // 4-3's 1000 in 30 s of its own: 4-4 takes as long, 3-3's skipped work aside.
+        assert_eta(e.eta(), 30.0);
     }
 
     #[test]
