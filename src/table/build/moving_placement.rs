@@ -29,7 +29,7 @@ use crate::table::build::checkpoint::Checkpoint;
 use crate::table::build::layers::{
     self, CHUNK, Cells, DUPLICATE, MOST_MOVES, Progress, Slots, Unmoves, distinct, most_quiet_moves,
 };
-use crate::table::build::near_ranks::{MOST_POINTS, NearRanks, binomials};
+use crate::table::build::near_ranks::{MOST_POINTS, PlusOne, binomials};
 use crate::table::build::summary::Summary;
 use crate::table::index::{Canon, Index, pext};
 use crate::table::sector::Sector;
@@ -107,8 +107,10 @@ enum Ply<'e> {
     /// Out of the pair, into a position whose code is in this cell ([`LOST_NOW`]
     /// when the removal leaves the opponent fewer than three stones).
     Exit(&'e u16),
-    /// A quiet move, into this slot of the other sector of the pair.
-    Quiet(u64),
+    /// A quiet move, into this slot of the other sector of the pair, given only
+    /// where two quiet plies of the position may lead into one slot
+    /// ([`Plied::may_repeat`]): a first pass only counts the distinct ones.
+    Quiet(Option<u64>),
 }
 
 /// What [`plies`] says of a position besides its plies.
@@ -121,61 +123,45 @@ struct Plied {
     may_repeat: bool,
 }
 
-/// The slots of a position's successors without a removal, a ply at a time: the
-/// mover's stones mapped by the symmetry of the opponent's stones, ranked among
-/// the points the opponent's representative leaves free ([`Index::slot_of_image`]).
-/// Where no symmetry fixes that representative (nearly always), every such image
-/// is one point away from the mover's image, so its rank is a near rank
-/// ([`NearRanks`]): the image is ranked once per position, each ply in a few
-/// look-ups. Otherwise (a least over the stabilizer, or an empty board of the
-/// opponent's, or more stones than [`MOST_POINTS`]) there is no shortcut: `None`,
-/// for the caller to rank the image.
-struct Successors {
+/// The slots of a position's placements without a removal, a ply at a time:
+/// the mover's stones mapped by the symmetry of the opponent's stones, ranked
+/// among the points the opponent's representative leaves free
+/// ([`Index::slot_of_image`]). Where no symmetry fixes that representative
+/// (nearly always), every such image is the mover's image with one point added,
+/// so its rank is a near rank ([`PlusOne`]): the image is ranked once per
+/// position, each placement in a few look-ups. Otherwise (a least over the
+/// stabilizer, or an empty board of the opponent's, or more stones than
+/// [`MOST_POINTS`]) there is no shortcut: `None`, for the caller to rank the
+/// image.
+struct Placements {
     /// The near ranks of the image and the points they are counted among.
-    near: Option<(NearRanks<'static>, Bits)>,
-    /// The first slot of the class block of a placement's successors.
-    placed_base: u64,
-    /// The first slot of the class block of a move's successors.
-    moved_base: u64,
+    near: Option<(PlusOne<'static>, Bits)>,
+    /// The first slot of the class block of the successors.
+    base: u64,
 }
 
-impl Successors {
-    /// The successors of the mover's stones mapped to `image` by `canon.sym`,
+impl Placements {
+    /// The placements of the mover's stones mapped to `image` by `canon.sym`,
     /// `canon` the class of the opponent's stones.
     #[inline]
-    fn new(idx: &Index, canon: &Canon, image: Bits) -> Successors {
+    fn new(idx: &Index, canon: &Canon, image: Bits) -> Placements {
         let k = image.count_ones();
-        let class = canon.class as u64;
         let free = idx.rules().all() & !canon.rep;
         // Sets of more points than near ranks take (none on a board of 24) rank whole.
         let near = (canon.stab == 0 && canon.rep != 0 && (k as usize) <= MOST_POINTS)
-            .then(|| (NearRanks::new(binomials(), pext(image, free)), free));
-        Successors {
+            .then(|| (PlusOne::new(binomials(), pext(image, free)), free));
+        Placements {
             near,
-            placed_base: class * idx.per_class(canon.k, k + 1),
-            moved_base: class * idx.per_class(canon.k, k),
+            base: canon.class as u64 * idx.per_class(canon.k, k + 1),
         }
-    }
-
-    /// A point of the board as a point among the free ones.
-    #[inline]
-    fn among_free(free: Bits, p: u8) -> u32 {
-        (free & ((1 << p) - 1)).count_ones()
     }
 
     /// The slot after a stone placed on point `to` of the image.
     #[inline]
     fn placed(&self, to: u8) -> Option<u64> {
         let (ranks, free) = self.near.as_ref()?;
-        Some(self.placed_base + ranks.with(Self::among_free(*free, to)))
-    }
-
-    /// The slot after a stone moved from point `from` to point `to` of the image.
-    #[inline]
-    fn moved(&self, from: u8, to: u8) -> Option<u64> {
-        let (ranks, free) = self.near.as_ref()?;
-        let (a, b) = (Self::among_free(*free, from), Self::among_free(*free, to));
-        Some(self.moved_base + ranks.moved(a, b))
+        let among_free = (*free & ((1 << to) - 1)).count_ones();
+        Some(self.base + ranks.with(among_free))
     }
 }
 
@@ -201,13 +187,15 @@ fn plies<'e>(
     let perm = &rules.symmetries[canon.sym as usize];
     let own_image = rules.map(canon.sym as usize, own);
     let bit = |p: u8| (1 as Bits) << perm[p as usize];
-    let slots = Successors::new(idx, &canon, own_image);
+    let placements = Placements::new(idx, &canon, own_image);
+    let repeats = canon.stab != 0;
     let mut any = false;
     // A ply that puts a stone on `to`, the mover's stones then `after` (mapped by
-    // `canon.sym`: `image`, whose slot is `slot`); `inside`: a move, which stays in
-    // the pair unless it closes a mill. A ply that closes one does not need `slot`,
-    // but near ranks cost less than a branch: computing `slot` only after the mill
-    // check took 5% more time (`lasker-5`'s largest pair).
+    // `canon.sym`: `image`, whose slot is `slot` if known); `inside`: a move, which
+    // stays in the pair unless it closes a mill. A placement that closes one does
+    // not need `slot`, but near ranks cost less than a branch: computing `slot`
+    // only after the mill check took 5% more time (`lasker-5`'s largest pair). A
+    // quiet move needs its slot only if the position's plies may repeat one.
     let mut land = |after: Bits, image: Bits, to: u8, slot: Option<u64>, inside: bool| {
         any = true;
         if opp != 0 && rules.closes_mill(after, to) {
@@ -226,16 +214,16 @@ fn plies<'e>(
             }
             return;
         }
-        let slot = slot.unwrap_or_else(|| idx.slot_of_image(&canon, image));
+        let ranked = || slot.unwrap_or_else(|| idx.slot_of_image(&canon, image));
         if inside {
-            f(Ply::Quiet(slot));
+            f(Ply::Quiet(repeats.then(ranked)));
         } else {
-            f(Ply::Exit(Targets::cell(targets.place, slot)));
+            f(Ply::Exit(Targets::cell(targets.place, ranked())));
         }
     };
     if s.hk > 0 {
         for to in points(empty) {
-            let slot = slots.placed(perm[to as usize]);
+            let slot = placements.placed(perm[to as usize]);
             land(own | 1 << to, own_image | bit(to), to, slot, false);
         }
     }
@@ -244,14 +232,13 @@ fn plies<'e>(
         for from in points(own) {
             for to in points(rules.destinations(from, empty, fly)) {
                 let image = own_image ^ bit(from) ^ bit(to);
-                let slot = slots.moved(perm[from as usize], perm[to as usize]);
-                land(own ^ (1 << from) ^ (1 << to), image, to, slot, true);
+                land(own ^ (1 << from) ^ (1 << to), image, to, None, true);
             }
         }
     }
     Plied {
         any,
-        may_repeat: canon.stab != 0,
+        may_repeat: repeats,
     }
 }
 
@@ -304,7 +291,9 @@ fn scan(
     let plied = plies(idx, s, (own, opp), targets, |p| match p {
         Ply::Exit(cell) => sc.exit(*cell),
         Ply::Quiet(slot) => {
-            quiet[sc.quiet] = slot;
+            if let Some(slot) = slot {
+                quiet[sc.quiet] = slot;
+            }
             sc.quiet += 1;
         }
     });
@@ -470,7 +459,9 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
                         found.push(cell);
                     }
                     Ply::Quiet(slot) => {
-                        quiet[sc.quiet] = slot;
+                        if let Some(slot) = slot {
+                            quiet[sc.quiet] = slot;
+                        }
                         sc.quiet += 1;
                     }
                 });
