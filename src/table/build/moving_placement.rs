@@ -19,8 +19,9 @@
 //! predecessors (un-moves that closed no mill), in parallel, reading only the
 //! blocks of cells that hold values of distance `t`. What is never decided is a
 //! draw. The first pass is most of the work: nearly every ply is an exit, a
-//! look-up into a sector of up to gigabytes, so positions go by batches whose
-//! look-ups are prefetched together.
+//! look-up into a sector of up to gigabytes, so positions go by the class of the
+//! opponent's stones, which keeps a class's look-ups in a few blocks of each exit
+//! sector, and by batches whose look-ups are prefetched together.
 
 use crate::rules::position::points;
 use crate::rules::value::Value;
@@ -31,7 +32,7 @@ use crate::table::build::layers::{
 };
 use crate::table::build::near_ranks::{MOST_POINTS, PlusOne, binomials};
 use crate::table::build::summary::Summary;
-use crate::table::index::{Canon, Index, pext};
+use crate::table::index::{Canon, Index, binomial, first_subset, next_subset, pdep, pext};
 use crate::table::sector::Sector;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -424,33 +425,37 @@ struct Pending {
 /// Initialises sector `s` into `cells`: values the exits decide, counters and
 /// duplicate marks. `progress` hears the fraction done.
 ///
+/// Positions go by the class of the opponent's stones ([`by_opponent_class`]).
+/// Every successor of a position without a removal has the opponent to move
+/// with those stones, so its slot is in their class's block of its sector, and
+/// the successors after a removal are in the blocks of those stones less one:
+/// while a class is scanned, its exits' reads fall in a few blocks of each exit
+/// sector, which stay in the caches. (In slot order, every position's reads fall
+/// in a block of their own, a cache miss each in exit sectors of gigabytes.)
+/// The cells are written out of order instead, one per position. Duplicate
+/// slots, which no canonical position reaches, are marked after.
+///
 /// Positions go by batches of [`BATCH`]: every exit cell of the batch is
 /// prefetched as its ply is found, and read once the whole batch is scanned.
 fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Progress) {
     let rules = idx.rules();
     let (k, l) = s.counts();
-    let n = cells.values.len();
-    let chunks = n.div_ceil(CHUNK);
+    let classes = idx.classes(l);
+    // Classes per chunk: about `CHUNK` positions, each class `C(n - l, k)`.
+    let per_chunk = (CHUNK as u64).div_ceil(idx.per_class(l, k)).max(1);
+    let chunks = classes.div_ceil(per_chunk);
     let targets = Targets::of(s, exits);
-    let done = AtomicU64::new(0);
+    let (done, canonical) = (AtomicU64::new(0), AtomicU64::new(0));
     (0..chunks).into_par_iter().for_each(|c| {
         let mut batch: Vec<Pending> = Vec::with_capacity(BATCH);
         let mut found: Vec<&u16> = Vec::with_capacity(BATCH * 32);
         let mut quiet = [0; MOST_MOVES];
-        let slots = c * CHUNK..((c + 1) * CHUNK).min(n);
-        // The positions in slot order, each with its canonical twin: a slot is
-        // canonical unless a symmetry fixing its class's representative maps it
-        // to a smaller slot.
-        let mut walk = idx.positions_with_twins(k, l, slots.start as u64..slots.end as u64);
-        for first in slots.clone().step_by(BATCH) {
+        let chunk = c * per_chunk..((c + 1) * per_chunk).min(classes);
+        let mut walk = by_opponent_class(idx, k, l, chunk).peekable();
+        while walk.peek().is_some() {
             batch.clear();
             found.clear();
-            for slot in first..(first + BATCH).min(slots.end) {
-                let (own, opp, twin) = walk.next().expect("one position per slot");
-                if twin != slot as u64 {
-                    cells.values[slot].store(DUPLICATE, Relaxed);
-                    continue;
-                }
+            for (own, opp) in walk.by_ref().take(BATCH) {
                 let start = found.len();
                 let mut sc = Scan::default();
                 let plied = plies(idx, s, (own, opp), &targets, |p| match p {
@@ -470,7 +475,7 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
                     sc.quiet = distinct(&mut quiet[..sc.quiet]);
                 }
                 batch.push(Pending {
-                    slot,
+                    slot: idx.index(own, opp) as usize,
                     empty: rules.all() & !(own | opp),
                     scan: sc,
                     exits: start..found.len(),
@@ -482,10 +487,69 @@ fn initialise(idx: &Index, s: Sector, cells: &Cells, exits: &Exits, progress: Pr
                 }
                 cells.init(p.slot, p.scan.cell(rules, p.empty));
             }
+            canonical.fetch_add(batch.len() as u64, Relaxed);
         }
         let d = done.fetch_add(1, Relaxed) + 1;
         progress("init", d as f64 / chunks as f64);
     });
+    let duplicates = mark_duplicates(idx, k, l, cells);
+    let n = cells.values.len() as u64;
+    assert_eq!(
+        canonical.into_inner() + duplicates,
+        n,
+        "sector {s}: canonical positions and duplicate slots do not make its {n} slots"
+    );
+}
+
+/// The positions of subspace `k-l` whose opponent's stones are of the classes
+/// `classes` of `l`-sets, one in each canonical slot: the opponent's stones on
+/// the class's representative `q`, the mover's on each `k`-set of the points
+/// `q` leaves free that is the least of its images under the symmetries fixing
+/// `q` (two sets that such a symmetry maps one onto the other are one position).
+/// Every position of the subspace is one of these up to a symmetry; its slot is
+/// [`Index::index`] of it.
+fn by_opponent_class(
+    idx: &Index,
+    k: u32,
+    l: u32,
+    classes: std::ops::Range<u64>,
+) -> impl Iterator<Item = (Bits, Bits)> + '_ {
+    let rules = idx.rules();
+    let sets = binomial(rules.points() as u32 - l, k);
+    classes.flat_map(move |c| {
+        let (q, stab) = idx.class(l, c);
+        let free = rules.all() & !q;
+        let mut set = first_subset(k);
+        (0..sets).filter_map(move |_| {
+            let own = pdep(set, free);
+            if set != 0 {
+                set = next_subset(set);
+            }
+            (stab == 0 || idx.is_least(stab, own)).then_some((own, q))
+        })
+    })
+}
+
+/// Marks the duplicate slots of subspace `k-l` in `cells`: the slots of the
+/// classes of the mover's stones whose representative a symmetry fixes, whose
+/// opponent's stones that symmetry maps to a smaller slot. Returns how many.
+fn mark_duplicates(idx: &Index, k: u32, l: u32, cells: &Cells) -> u64 {
+    let per = idx.per_class(k, l);
+    (0..idx.classes(k))
+        .into_par_iter()
+        .filter(|&c| idx.class(k, c).1 != 0)
+        .map(|c| {
+            let slots = c * per..(c + 1) * per;
+            let mut marked = 0;
+            for (slot, (_, _, twin)) in slots.clone().zip(idx.positions_with_twins(k, l, slots)) {
+                if twin != slot {
+                    cells.values[slot as usize].store(DUPLICATE, Relaxed);
+                    marked += 1;
+                }
+            }
+            marked
+        })
+        .sum()
 }
 
 /// Panics unless every quiet ply of the pair of `s` fits the layers' buffers
@@ -559,6 +623,34 @@ mod tests {
     #[test]
     fn lost_now_is_the_code_of_a_loss_in_zero() {
         assert_eq!(LOST_NOW, Value::Loss(0).code());
+    }
+
+    /// Walked by the opponent's class, the positions of a subspace reach every
+    /// canonical slot once and no duplicate, on the whole board and on boards
+    /// whose classes have stabilizers (empty opponents, the six-point games).
+    #[test]
+    fn positions_by_opponent_class_are_the_canonical_slots_once_each() {
+        for (name, k, l) in [
+            ("lasker-5", 3, 4),
+            ("lasker-5", 4, 0),
+            ("six", 3, 3),
+            ("lasker-4", 0, 2),
+        ] {
+            let rules = Rules::by_name(name).unwrap();
+            let idx = Index::for_rules(rules);
+            let n = idx.size(k, l);
+            let canonical: Vec<u64> = idx
+                .positions_with_twins(k, l, 0..n)
+                .zip(0..n)
+                .filter(|&((_, _, twin), slot)| twin == slot)
+                .map(|(_, slot)| slot)
+                .collect();
+            let mut walked: Vec<u64> = by_opponent_class(&idx, k, l, 0..idx.classes(l))
+                .map(|(own, opp)| idx.index(own, opp))
+                .collect();
+            walked.sort_unstable();
+            assert_eq!(walked, canonical, "{name} {k}-{l}");
+        }
     }
 
     /// Un-moves invert moves: every quiet successor of every canonical position
