@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Times the build of one sector on its own: a placement sector K-L-HK-HL, or a
-# moving-phase pair K-L (both of its subspaces, K-L and L-K).
+# Times the build of one sector on its own: a placement sector K-L-HK-HL (with
+# its partner L-K-HL-HK under rules whose stones move during placement, `lasker`:
+# the two are solved as a pair), or a moving-phase pair K-L (both of its
+# subspaces, K-L and L-K).
 #
 #   tools/bench-sector.sh DB SECTOR [THREADS]
 #
@@ -36,6 +38,9 @@ for f in "${files[@]}"; do
 done
 
 rules=$("$bin" info "$db/${files[0]}" | awk '$1 == "rules" { print $2 }')
+if [ "$phase" = placement ] && [[ $rules == lasker* ]] && [ "${n[0]}-${n[2]}" != "${n[1]}-${n[3]}" ]; then
+    files+=("${n[1]}-${n[0]}-${n[3]}-${n[2]}.mdb")
+fi
 # Hard links (a symbolic link is not taken for a finished file), so the directory
 # must be on DB's file system: beside it.
 abs=$(cd "$db" && pwd)
