@@ -645,7 +645,7 @@ mod tests {
                 .filter(|&((_, _, twin), slot)| twin == slot)
                 .map(|(_, slot)| slot)
                 .collect();
-            let mut walked: Vec<u64> = by_opponent_class(&idx, k, l, 0..idx.classes(l))
+            let mut walked: Vec<u64> = by_opponent_class(idx, k, l, 0..idx.classes(l))
                 .map(|(own, opp)| idx.index(own, opp))
                 .collect();
             walked.sort_unstable();
