@@ -40,7 +40,7 @@ const MAGIC: &[u8; 8] = b"MBCKPT01";
 /// What the saved cells mean ([`crate::table::build::layers`]'s cells between two
 /// layers); a change of their meaning changes it, and older checkpoints are then
 /// refused.
-const STATE_VERSION: u32 = 2;
+const STATE_VERSION: u32 = 3;
 
 /// Cells hashed and copied at a time (2 MiB).
 const CHUNK: usize = 1 << 20;

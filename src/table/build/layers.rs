@@ -13,7 +13,9 @@
 //! a cell, the longest exit win, and the canonical twin of a duplicate slot.
 //!
 //! Each slot is one `u16` cell: a decided value's code (below `0x8000`), or
-//! `0x8000 | counter` while undecided, so an update touches one cache line. Cells
+//! `0x8000 | counter` while undecided, with the loss hint of [`HINT`] (the
+//! longest win through an exit, for the layer that finds the cell lost), so an
+//! update touches one cache line. Cells
 //! are updated through relaxed atomics from rayon workers: within a layer every
 //! write to a cell writes the same value, so the result does not depend on timing.
 //! A [`Frontier`] records which blocks got a value of each distance, so a layer
@@ -26,8 +28,27 @@ use crate::table::build::summary::{Summary, merge};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 
-/// Marks an undecided cell; the low bits count its successors not yet known to win.
+/// Marks an undecided cell; its [`COUNTER`] bits count its successors not yet
+/// known to win, its [`HINT`] bits hold its loss hint.
 pub(crate) const UNDECIDED: u16 = 0x8000;
+
+/// The bits of an undecided cell that count its quiet successors not yet known to
+/// win (at most [`MOST_MOVES`], and one for a drawn exit).
+const COUNTER: u16 = 0x7f;
+
+/// The bits of an undecided cell that hold its *loss hint*: the longest opponent
+/// win through an exit, found when the cell was initialised, so that a cell whose
+/// counter drops to zero is valued without reading its exits again. Shifted by
+/// [`HINT_SHIFT`]: 0 unknown ([`Unmoves::longest_exit_loss`] finds it), 1 none,
+/// `m + 2` a win in `m`.
+const HINT: u16 = 0x7f << HINT_SHIFT;
+
+/// Where [`HINT`] starts.
+const HINT_SHIFT: u32 = 7;
+
+// The counter holds every quiet move and a drawn exit.
+const _: () = assert!((MOST_MOVES as u16) < COUNTER && COUNTER & HINT == 0);
+const _: () = assert!((UNDECIDED | DRAWN_EXIT) & (COUNTER | HINT) == 0);
 
 /// The cell of a duplicate slot while building (not a real value).
 pub(crate) const DUPLICATE: u16 = u16::MAX;
@@ -387,10 +408,14 @@ fn update(game: &impl Unmoves, s: &Cells, o: usize, q: usize, t: u16) -> u16 {
         }
     } else {
         // The successor wins: one fewer way out for q.
-        if cell.load(Relaxed) & UNDECIDED == 0 || cell.fetch_sub(1, Relaxed) != UNDECIDED + 1 {
+        if cell.load(Relaxed) & UNDECIDED == 0 {
             return 0;
         }
-        let longest = game.longest_exit_loss(o, q as u64);
+        let before = cell.fetch_sub(1, Relaxed);
+        if before & !HINT != UNDECIDED + 1 {
+            return 0;
+        }
+        let longest = loss_hint(before).unwrap_or_else(|| game.longest_exit_loss(o, q as u64));
         let depth = (t + 1).max(longest.map_or(0, |m| m + 1));
         s.decide(q, Value::Loss(depth).code());
         if depth == longest.map_or(0, |m| m + 1) {
@@ -493,7 +518,24 @@ pub(crate) fn initial_cell(
         let longest = loss.expect("every ply is an exit into a win");
         return Value::Loss(longest + 1).code();
     }
-    UNDECIDED | (quiet + drawn as u16)
+    // A win too long for the hint's bits is left for the layers to find.
+    let hint = match loss {
+        None => 1,
+        Some(m) if m + 2 <= HINT >> HINT_SHIFT => m + 2,
+        Some(_) => 0,
+    };
+    UNDECIDED | hint << HINT_SHIFT | (quiet + drawn as u16)
+}
+
+/// The loss hint of an undecided cell ([`HINT`]): `Some` of the longest opponent
+/// win through an exit (`None` if no exit leads into a win), or `None` if unknown.
+#[inline]
+fn loss_hint(cell: u16) -> Option<Option<u16>> {
+    match (cell & HINT) >> HINT_SHIFT {
+        0 => None,
+        1 => Some(None),
+        h => Some(Some(h - 2)),
+    }
 }
 
 /// Sorts and deduplicates `v` in place; returns the number of distinct values.
@@ -525,6 +567,32 @@ pub(crate) fn most_quiet_moves(rules: &crate::rules::Rules, k: u32, l: u32, hand
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An undecided cell carries its loss hint beside its counter: every hint that
+    /// fits comes back, one too long is unknown, and the counter is untouched.
+    #[test]
+    fn undecided_cells_carry_their_loss_hint() {
+        for (loss, hint) in [
+            (None, Some(None)),
+            (Some(0), Some(Some(0))),
+            (Some(37), Some(Some(37))),
+            (Some(125), Some(Some(125))),
+            (Some(126), None),
+            (Some(900), None),
+        ] {
+            for (quiet, drawn) in [(1, false), (MOST_MOVES as u16, true)] {
+                let cell = initial_cell(None, None, loss, quiet, drawn);
+                assert_eq!(cell & UNDECIDED, UNDECIDED);
+                assert_eq!(cell & COUNTER, quiet + drawn as u16, "{loss:?}");
+                assert_eq!(loss_hint(cell), hint, "{loss:?}");
+            }
+        }
+        // A stuck drawn position keeps a counter and no hint.
+        assert_eq!(
+            loss_hint(initial_cell(Some(Value::Draw), None, None, 0, false)),
+            None
+        );
+    }
 
     /// Every cell equal to the target is found, across the unaligned head, the
     /// words and the tail, and nothing else.
