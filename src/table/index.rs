@@ -277,7 +277,16 @@ pub struct Index {
     /// Per `k`, how many sets [`Index::canon`] has classed from the counts; past
     /// [`COUNTED_CANONS`] it builds the tables.
     counted: Vec<std::sync::atomic::AtomicU32>,
+    /// Per subspace `k-l` (at `k * (stones + 1) + l`), the opponent's `l`-sets of
+    /// the points a `k`-set leaves free, packed, in colex order: [`unrank`] as one
+    /// look-up, for the layers, which place every position they take. Built on
+    /// first use.
+    unranks: Vec<OnceLock<Vec<Bits>>>,
 }
+
+/// The most sets an unrank table ([`Index::unranked`]) holds (16 MiB): every
+/// subspace of a board of 24 points has fewer.
+const MOST_UNRANKS: u64 = 1 << 22;
 
 /// Colex ranks per chunk of [`ClassCounts`]: 2^8. A set's class number is the
 /// count before its chunk plus the representatives in the chunk before it, each
@@ -387,12 +396,15 @@ impl Index {
         let tables = (0..=rules.stones).map(|_| OnceLock::new()).collect();
         let counts = (0..=rules.stones).map(|_| OnceLock::new()).collect();
         let counted = (0..=rules.stones).map(|_| Default::default()).collect();
+        let stones = rules.stones as usize + 1;
+        let unranks = (0..stones * stones).map(|_| OnceLock::new()).collect();
         Index {
             rules,
             colex,
             tables,
             counts,
             counted,
+            unranks,
         }
     }
 
@@ -656,8 +668,33 @@ impl Index {
         let tables = self.tables(k);
         let rep = tables.reps[class as usize];
         let free = self.rules.all() & !rep;
-        let opp = pdep(unrank(r, l, free.count_ones()), free);
+        let opp = pdep(self.unranked(k, l, r), free);
         (rep, opp, tables.stabs[class as usize])
+    }
+
+    /// The `l`-set of colex rank `r` among the points a `k`-set leaves free, packed:
+    /// [`unrank`], looked up in a table of subspace `k-l` built on first use.
+    #[inline]
+    fn unranked(&self, k: u32, l: u32, r: u64) -> Bits {
+        let n = self.rules.points() as u32 - k;
+        let sets = binomial(n, l);
+        if sets > MOST_UNRANKS {
+            return unrank(r, l, n);
+        }
+        let at = k as usize * (self.rules.stones as usize + 1) + l as usize;
+        let table = self.unranks[at].get_or_init(|| {
+            let mut set = first_subset(l);
+            (0..sets)
+                .map(|_| {
+                    let this = set;
+                    if set != 0 {
+                        set = next_subset(set);
+                    }
+                    this
+                })
+                .collect()
+        });
+        table[r as usize]
     }
 
     /// The canonical slot of slot `idx` of subspace `k-l` ([`Index::index`] of
@@ -673,7 +710,7 @@ impl Index {
             return idx;
         }
         let free = self.rules.all() & !tables.reps[class as usize];
-        let opp = pdep(unrank(r, l, free.count_ones()), free);
+        let opp = pdep(self.unranked(k, l, r), free);
         class * per + self.colex.rank(pext(self.least_image(stab, opp), free)) as u64
     }
 
@@ -910,6 +947,29 @@ mod tests {
         }
         // Twins other than the slot itself were compared too.
         assert!(duplicates > 0);
+    }
+
+    /// The unrank tables give what [`unrank`] computes, for every subspace of the
+    /// six-point board and a spread of ranks of every one of the standard board's.
+    #[test]
+    fn unrank_tables_are_the_unrank() {
+        for (name, step) in [("six", 1), ("standard", 7919)] {
+            let idx = Index::new(Rules::by_name(name).unwrap());
+            let n = idx.rules().points() as u32;
+            let stones = idx.rules().stones as u32;
+            for k in 0..=stones {
+                for l in 0..=stones {
+                    let sets = binomial(n - k, l);
+                    for r in (0..sets).step_by(step).chain([sets - 1]) {
+                        assert_eq!(
+                            idx.unranked(k, l, r),
+                            unrank(r, l, n - k),
+                            "{name} {k}-{l} {r}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
