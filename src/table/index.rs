@@ -652,6 +652,50 @@ impl Index {
         self.slot(&self.canon(own), opp)
     }
 
+    /// [`Index::index`] of the positions with each of `movers` (sets of one size)
+    /// for the side to move and `opp` for the opponent, into `out`. The classes
+    /// are looked up in stages, every set's table entry fetched before any is
+    /// read: in tables of megabytes each look-up is a cache miss, and one at a time
+    /// they wait in turn.
+    ///
+    /// Panics if `out` is shorter than `movers`, or `movers` are not all of one size.
+    pub fn index_all(&self, movers: &[Bits], opp: Bits, out: &mut [u64]) {
+        const AT_ONCE: usize = 64;
+        let Some(&first) = movers.first() else { return };
+        let k = first.count_ones();
+        let Some(t) = self.tables[k as usize].get() else {
+            for (slot, &m) in out.iter_mut().zip(movers) {
+                *slot = self.index(m, opp);
+            }
+            return;
+        };
+        for (movers, out) in movers.chunks(AT_ONCE).zip(out.chunks_mut(AT_ONCE)) {
+            let mut entries = [0u32; AT_ONCE];
+            for (e, &m) in entries.iter_mut().zip(movers) {
+                assert_eq!(m.count_ones(), k, "sets of one size");
+                *e = self.colex.rank(m);
+                crate::memory::prefetch(&t.lookup[*e as usize]);
+            }
+            for e in &mut entries[..movers.len()] {
+                *e = t.lookup[*e as usize];
+                let class = (*e >> 4) as usize;
+                crate::memory::prefetch(&t.reps[class]);
+                crate::memory::prefetch(&t.stabs[class]);
+            }
+            for (slot, &e) in out.iter_mut().zip(&entries[..movers.len()]) {
+                let class = e >> 4;
+                let canon = Canon {
+                    k,
+                    class,
+                    sym: (e & 15) as u8,
+                    rep: t.reps[class as usize],
+                    stab: t.stabs[class as usize],
+                };
+                *slot = self.slot(&canon, opp);
+            }
+        }
+    }
+
     /// A raw position `(own, opp)` of slot `idx` of subspace `k-l`. For a duplicate
     /// slot this is a position of the class whose canonical slot is elsewhere.
     pub fn position(&self, k: u32, l: u32, idx: u64) -> (Bits, Bits) {
@@ -947,6 +991,28 @@ mod tests {
         }
         // Twins other than the slot itself were compared too.
         assert!(duplicates > 0);
+    }
+
+    /// The slots found in stages by `index_all` are those of `index`, before the
+    /// tables of the movers' size are built and after.
+    #[test]
+    fn index_all_is_index_of_each() {
+        let idx = Index::new(Rules::standard());
+        let mut rng = crate::mix::SplitMix(7);
+        for round in 0..2 {
+            for k in 1..=9u32 {
+                let free = !0u32 >> 8;
+                let opp = pdep(unrank(rng.below(binomial(24, 3)), 3, 24), free);
+                let left = free & !opp;
+                let movers: Vec<Bits> = (0..100)
+                    .map(|_| pdep(unrank(rng.below(binomial(21, k)), k, 21), left))
+                    .collect();
+                let mut out = vec![0; movers.len()];
+                idx.index_all(&movers, opp, &mut out);
+                let each: Vec<u64> = movers.iter().map(|&m| idx.index(m, opp)).collect();
+                assert_eq!(out, each, "round {round}, {k} stones");
+            }
+        }
     }
 
     /// The unrank tables give what [`unrank`] computes, for every subspace of the

@@ -320,6 +320,7 @@ fn predecessors(
     let rules = idx.rules();
     let empty = rules.all() & !(own | opp);
     let fly = rules.flies(opp.count_ones(), s.hl);
+    let mut movers = [0 as Bits; MOST_MOVES];
     let mut n = 0;
     for to in points(opp) {
         // A mill closed with a stone to remove is no quiet move.
@@ -327,10 +328,11 @@ fn predecessors(
             continue;
         }
         for from in points(rules.destinations(to, empty, fly)) {
-            out[n] = idx.index(opp ^ (1 << to) ^ (1 << from), own);
+            movers[n] = opp ^ (1 << to) ^ (1 << from);
             n += 1;
         }
     }
+    idx.index_all(&movers[..n], own, out);
     if own_stab != 0 {
         distinct(&mut out[..n])
     } else {
