@@ -319,6 +319,19 @@ struct Tables {
 }
 
 impl Tables {
+    /// The class of a `k`-set whose look-up entry is `e`.
+    #[inline]
+    fn canon(&self, k: u32, e: u32) -> Canon {
+        let class = e >> 4;
+        Canon {
+            k,
+            class,
+            sym: (e & 15) as u8,
+            rep: self.reps[class as usize],
+            stab: self.stabs[class as usize],
+        }
+    }
+
     /// The tables of the `k`-sets of `rules`' board, one orbit at a time: walking
     /// the sets in colex order (numeric order of their bits), the first set of an
     /// orbit not yet seen is its smallest, the class's representative; its images
@@ -502,15 +515,7 @@ impl Index {
         let Some(t) = self.tables[k as usize].get() else {
             return self.canon_cold(own);
         };
-        let e = t.lookup[self.colex.rank(own) as usize];
-        let class = e >> 4;
-        Canon {
-            k,
-            class,
-            sym: (e & 15) as u8,
-            rep: t.reps[class as usize],
-            stab: t.stabs[class as usize],
-        }
+        t.canon(k, t.lookup[self.colex.rank(own) as usize])
     }
 
     /// [`Index::canon`] before the tables of `own`'s size are built: from the class
@@ -683,15 +688,7 @@ impl Index {
                 crate::memory::prefetch(&t.stabs[class]);
             }
             for (slot, &e) in out.iter_mut().zip(&entries[..movers.len()]) {
-                let class = e >> 4;
-                let canon = Canon {
-                    k,
-                    class,
-                    sym: (e & 15) as u8,
-                    rep: t.reps[class as usize],
-                    stab: t.stabs[class as usize],
-                };
-                *slot = self.slot(&canon, opp);
+                *slot = self.slot(&t.canon(k, e), opp);
             }
         }
     }
