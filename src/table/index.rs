@@ -666,6 +666,7 @@ impl Index {
     /// Panics if `out` is shorter than `movers`, or `movers` are not all of one size.
     pub fn index_all(&self, movers: &[Bits], opp: Bits, out: &mut [u64]) {
         const AT_ONCE: usize = 64;
+        assert!(out.len() >= movers.len(), "a slot for every set");
         let Some(&first) = movers.first() else { return };
         let k = first.count_ones();
         let Some(t) = self.tables[k as usize].get() else {
